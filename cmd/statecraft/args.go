@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// normalizeArgs lets users put flags anywhere. urfave/cli v2 stops parsing flags at the first
+// positional argument and silently treats the rest as arguments, so
+// `statecraft plan ttl set plan.json --dry-run` would write the file. normalizeArgs finds the
+// command the arguments name, then moves every flag of that command (with its value) ahead of
+// the positional arguments. A token after "--" is always positional. A flag-looking token that
+// the command does not define is refused here, loudly, instead of being taken as a file name.
+func normalizeArgs(app *cli.App, args []string) ([]string, error) {
+	var path []string // command names, in order
+	cmds := app.Commands
+	var leaf *cli.Command
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			break
+		}
+		c := findCommand(cmds, a)
+		if c == nil {
+			break
+		}
+		path = append(path, a)
+		leaf = c
+		cmds = c.Subcommands
+		i++
+	}
+	if leaf == nil {
+		return args, nil // top level: let urfave/cli report usage
+	}
+	if len(leaf.Subcommands) > 0 {
+		// A group such as `plan` with no action of its own: its own help handling applies.
+		return args, nil
+	}
+	flags := map[string]bool{} // name -> takes a value
+	for _, f := range leaf.Flags {
+		takesValue := true
+		if _, ok := f.(*cli.BoolFlag); ok {
+			takesValue = false
+		}
+		for _, n := range f.Names() {
+			flags[n] = takesValue
+		}
+	}
+	flags["help"], flags["h"] = false, false
+
+	var flagArgs, positional []string
+	rest := args[i:]
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		if a == "--" {
+			positional = append(positional, rest[j+1:]...)
+			break
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			positional = append(positional, a)
+			continue
+		}
+		name := strings.TrimLeft(a, "-")
+		value, hasValue := "", false
+		if k := strings.IndexByte(name, '='); k >= 0 {
+			name, value, hasValue = name[:k], name[k+1:], true
+		}
+		takesValue, known := flags[name]
+		if !known {
+			return nil, fmt.Errorf("%s: unknown flag %q (see 'statecraft %s --help')",
+				strings.Join(path, " "), a, strings.Join(path, " "))
+		}
+		switch {
+		case hasValue:
+			flagArgs = append(flagArgs, "--"+name+"="+value)
+		case takesValue:
+			if j+1 >= len(rest) {
+				return nil, fmt.Errorf("%s: flag %s needs a value", strings.Join(path, " "), a)
+			}
+			flagArgs = append(flagArgs, "--"+name, rest[j+1])
+			j++
+		default:
+			flagArgs = append(flagArgs, "--"+name)
+		}
+	}
+	out := append([]string{}, path...)
+	out = append(out, flagArgs...)
+	if len(positional) > 0 {
+		out = append(out, "--")
+		out = append(out, positional...)
+	}
+	return out, nil
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.Name == name {
+			return c
+		}
+		for _, a := range c.Aliases {
+			if a == name {
+				return c
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+// Command statecraft is the operational side of Apache Flink state in one binary:
+// per-operator state TTL in compiled plans, plan diffs before upgrades, and savepoint
+// inspection and migration, with no JVM and no Flink cluster.
+//
+// Exit codes (stable; scripts may branch on them):
+//
+//	0  success, nothing to report
+//	1  usage, I/O or format error
+//	2  validation found errors, `plan diff --fail-on` matched, or a predicted restore failure
+//	3  warnings only, with --strict
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitFindings = 2
+	exitWarnings = 3
+)
+
+// exitError carries an exit code through urfave/cli's error return. A nil Err
+// means the command already printed what it had to say.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode wraps err (which may be nil) so that main exits with code.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:  "statecraft",
+		Usage: "edit Flink plan TTLs, diff plans, inspect and migrate savepoints: no JVM needed",
+		Description: "Flags may be given before or after positional arguments.\n" +
+			"Exit codes: 0 ok, 1 usage/I/O/format error, 2 findings (errors, --fail-on, failed restore), 3 warnings with --strict.",
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		HideHelpCommand:        true,
+		UseShortOptionHandling: false,
+		Commands:               commands(),
+		// Errors are printed once, by run; keep urfave/cli from exiting the process.
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	return app
+}
+
+// commands lists every top-level command; each group lives in its own file.
+func commands() []*cli.Command {
+	var cmds []*cli.Command
+	for _, group := range commandGroups {
+		cmds = append(cmds, group())
+	}
+	return cmds
+}
+
+// commandGroups is filled by the files that define each command group (plan, savepoint, migrate),
+// in init functions, so that each group stays in its own file.
+var commandGroups []func() *cli.Command
+
+// run executes statecraft with args (without the program name) and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	norm, err := normalizeArgs(app, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "statecraft: %v\n", err)
+		return exitFailure
+	}
+	err = app.Run(append([]string{"statecraft"}, norm...))
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "statecraft: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "statecraft: %v\n", err)
+	return exitFailure
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
