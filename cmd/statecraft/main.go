@@ -63,18 +63,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
-// commands lists every top-level command; each group lives in its own file.
-func commands() []*cli.Command {
-	var cmds []*cli.Command
-	for _, group := range commandGroups {
-		cmds = append(cmds, group())
-	}
-	return cmds
-}
-
-// commandGroups is filled by the files that define each command group (plan, savepoint, migrate),
-// in init functions, so that each group stays in its own file.
-var commandGroups []func() *cli.Command
+// commands builds the command tree from what the command files registered.
+func commands() []*cli.Command { return registry.tree() }
 
 // run executes statecraft with args (without the program name) and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {

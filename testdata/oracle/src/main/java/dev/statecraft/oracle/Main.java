@@ -1,23 +1,52 @@
 package dev.statecraft.oracle;
 
+import java.lang.reflect.Method;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
-/** Entry point of statecraft's oracle: dispatches to one job per command. */
+/**
+ * Entry point of statecraft's oracle. Each command is a class with a
+ * {@code public static int run(String[] args)} method returning the exit code; the table below
+ * names them, so that each job lives in its own file and can be added without touching the others.
+ */
 public final class Main {
+    private static final Map<String, String> COMMANDS = new LinkedHashMap<>();
+
+    static {
+        COMMANDS.put("plans", "dev.statecraft.oracle.plans.PlanCatalog");
+        COMMANDS.put("judge-plan", "dev.statecraft.oracle.plans.PlanJudge");
+        COMMANDS.put("durations", "dev.statecraft.oracle.plans.Durations");
+        COMMANDS.put("sql-savepoint", "dev.statecraft.oracle.plans.SqlSavepoint");
+        COMMANDS.put("savepoints", "dev.statecraft.oracle.savepoints.SavepointJobs");
+        COMMANDS.put("expect", "dev.statecraft.oracle.savepoints.Expect");
+        COMMANDS.put("judge-savepoint", "dev.statecraft.oracle.savepoints.SavepointJudge");
+        COMMANDS.put("judge-selftest", "dev.statecraft.oracle.savepoints.JudgeSelfTest");
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
-            System.err.println("usage: run.sh COMMAND [ARGS...]; see testdata/README.md");
+            System.err.println("usage: run.sh COMMAND [ARGS...]; commands: version, " + String.join(", ", COMMANDS.keySet()));
             System.exit(2);
         }
-        String[] rest = Arrays.copyOfRange(args, 1, args.length);
-        switch (args[0]) {
-            case "version":
-                System.out.println(org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
-                break;
-            default:
-                System.err.println("unknown oracle command: " + args[0]);
-                System.exit(2);
+        if (args[0].equals("version")) {
+            System.out.println(org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
+            System.exit(0);
         }
-        System.exit(0);
+        String cls = COMMANDS.get(args[0]);
+        if (cls == null) {
+            System.err.println("unknown oracle command: " + args[0] + "; commands: version, " + String.join(", ", COMMANDS.keySet()));
+            System.exit(2);
+        }
+        Method run;
+        try {
+            run = Class.forName(cls).getMethod("run", String[].class);
+        } catch (ClassNotFoundException e) {
+            System.err.println("oracle command " + args[0] + " is not built yet (" + cls + ")");
+            System.exit(2);
+            return;
+        }
+        int code = (Integer) run.invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
+        System.exit(code);
     }
 }
