@@ -1,0 +1,19 @@
+-- Judge plan: one group aggregate over a scripted source.
+-- Compiled by the statecraft oracle (PlanCatalog) with Flink's COMPILE PLAN in
+-- streaming mode and default configuration (table.exec.state.ttl = 0 ms).
+
+CREATE TABLE src (
+  k BIGINT,
+  v BIGINT
+) WITH ('connector' = 'statecraft-source');
+
+CREATE TABLE sink_CHANGE (
+  k BIGINT,
+  c BIGINT,
+  s BIGINT
+) WITH ('connector' = 'statecraft-sink');
+
+INSERT INTO sink_CHANGE
+SELECT k, COUNT(*) AS c, SUM(v) AS s
+FROM src
+GROUP BY k;
