@@ -242,6 +242,19 @@ func (r *Reader) AtEOF() bool {
 	return err == io.EOF
 }
 
+// Peek1 returns the next byte without consuming it, or -1 at the end of the stream or after an
+// error. Grammars with a terminator byte (Java serialization's TC_ENDBLOCKDATA) need it.
+func (r *Reader) Peek1() int {
+	if r.err != nil {
+		return -1
+	}
+	b, err := r.r.Peek(1)
+	if err != nil {
+		return -1
+	}
+	return int(b[0])
+}
+
 // Rest reads everything up to the end of the stream, at most max bytes.
 func (r *Reader) Rest(field string, max int64) []byte {
 	if r.err != nil {

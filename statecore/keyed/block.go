@@ -1,0 +1,239 @@
+package keyed
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/golang/snappy"
+
+	"github.com/statecraft/statecraft/statecore/javaio"
+)
+
+// Block markers (FullSnapshotUtil).
+const (
+	// EndOfKeyGroup follows the last entry of the last state of a key-group block.
+	EndOfKeyGroup = 0xFFFF
+	// metaFollows is set on the first key byte of the last entry of a state's run.
+	metaFollows = 0x80
+)
+
+// Entry is one record of a key-group block: the state it belongs to, its key (with the
+// key-group prefix and the metadata-follows bit cleared) and its value, both as stored.
+type Entry struct {
+	KeyGroup int
+	StateID  int
+	Key      []byte
+	Value    []byte
+	// Offset is where the entry's key length starts: a file offset for uncompressed blocks, an
+	// offset in the decompressed block for compressed ones (see Compressed).
+	Offset     int64
+	Compressed bool
+	// BlockOffset is the file offset of the entry's key-group block.
+	BlockOffset int64
+}
+
+// PrefixLen is the key-group prefix width of keys: 1 byte up to 128 key groups, 2 above
+// (CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix).
+func PrefixLen(maxParallelism int) int {
+	if maxParallelism > 128 {
+		return 2
+	}
+	return 1
+}
+
+// BlockReader reads key-group blocks. It reuses its buffers: an Entry passed to the callback is
+// valid only during the call (copy Key and Value to keep them).
+type BlockReader struct {
+	// Name is the stream's name in errors (the state file's path inside the savepoint).
+	Name string
+	// Compressed says the blocks are Snappy-framed (Header.Compressed).
+	Compressed bool
+	// NumStates bounds state ids (len(Header.States)).
+	NumStates int
+	// PrefixLen is the key-group prefix width (PrefixLen(maxParallelism)); 0 skips the check
+	// that every key carries its block's key group.
+	PrefixLen int
+
+	br      *bufio.Reader
+	sr      *snappy.Reader
+	key     []byte
+	val     []byte
+	scratch [4]byte
+}
+
+// blockCursor tracks the position inside one block for errors.
+type blockCursor struct {
+	b     *BlockReader
+	r     io.Reader
+	base  int64 // file offset of the block
+	pos   int64 // bytes consumed in the (decompressed) block
+	limit int64 // most bytes a length may claim (file bytes left for plain blocks)
+	kg    int
+}
+
+func (c *blockCursor) fail(field string, err error, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	off := c.base + c.pos
+	if c.b.Compressed {
+		field = fmt.Sprintf("keyGroup[%d] (Snappy block at offset %d, decompressed byte %d).%s", c.kg, c.base, c.pos, field)
+		off = c.base
+	} else {
+		field = fmt.Sprintf("keyGroup[%d].%s", c.kg, field)
+	}
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return &javaio.FormatError{Name: c.b.Name, Offset: off, Field: field, Msg: msg, Err: err}
+}
+
+func (c *blockCursor) full(field string, p []byte) error {
+	n, err := io.ReadFull(c.r, p)
+	if err != nil {
+		return c.fail(field, err, "want %d bytes, block has %d", len(p), n)
+	}
+	c.pos += int64(n)
+	return nil
+}
+
+func (c *blockCursor) u16(field string) (int, error) {
+	p := c.b.scratch[:2]
+	if err := c.full(field, p); err != nil {
+		return 0, err
+	}
+	return int(binary.BigEndian.Uint16(p)), nil
+}
+
+// bytes reads an i32 length and that many bytes into buf (grown as needed). A length larger than
+// what the block can hold is refused before anything is allocated; in compressed blocks, where
+// that is unknown, the buffer grows with the data actually read.
+func (c *blockCursor) bytes(field string, buf []byte) ([]byte, error) {
+	start := c.pos
+	p := c.b.scratch[:4]
+	if err := c.full(field+".length", p); err != nil {
+		return nil, err
+	}
+	n := int64(int32(binary.BigEndian.Uint32(p)))
+	if n < 0 || n > c.limit-c.pos {
+		c.pos = start
+		return nil, c.fail(field+".length", nil, "length %d out of range [0, %d]", n, max(c.limit-c.pos-4, 0))
+	}
+	if int64(cap(buf)) >= n {
+		buf = buf[:n]
+		return buf, c.full(field, buf)
+	}
+	buf = buf[:0]
+	for int64(len(buf)) < n {
+		chunk := min(n-int64(len(buf)), 1<<20)
+		s := len(buf)
+		buf = append(buf, make([]byte, chunk)...)
+		if err := c.full(field, buf[s:]); err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// ReadBlock reads the block of key group kg starting at off in src (size bytes long) and calls
+// fn for each entry. The block grammar (FullSnapshotAsyncWriter):
+//
+//	+-------------+-----------------------------------------+-----+-------------+-----+---------+
+//	| i16 stateId | entry ... entry* (last: key[0] | 0x80)  | ... | i16 stateId | ... | i16 FFFF|
+//	+-------------+-----------------------------------------+-----+-------------+-----+---------+
+//	entry := i32 keyLen, key, i32 valueLen, value
+//
+// With compression the whole block is one Snappy framed stream starting at off.
+func (b *BlockReader) ReadBlock(src io.ReaderAt, size int64, off int64, kg int, fn func(*Entry) error) error {
+	c := &blockCursor{b: b, base: off, kg: kg, limit: size - off}
+	if off <= 0 || off >= size {
+		return c.fail("offset", nil, "key-group offset %d outside the stream of %d bytes", off, size)
+	}
+	sec := io.NewSectionReader(src, off, size-off)
+	if b.Compressed {
+		if b.sr == nil {
+			b.sr = snappy.NewReader(sec)
+		} else {
+			b.sr.Reset(sec)
+		}
+		c.r = b.sr
+		c.limit = 1<<62 - 1
+	} else {
+		if b.br == nil {
+			b.br = bufio.NewReaderSize(sec, 64<<10)
+		} else {
+			b.br.Reset(sec)
+		}
+		c.r = b.br
+	}
+	sid, err := c.u16("stateId")
+	if err != nil {
+		return err
+	}
+	if sid >= b.NumStates {
+		c.pos -= 2
+		if sid == EndOfKeyGroup {
+			return c.fail("stateId", nil, "empty key-group block (end mark where a state id belongs)")
+		}
+		return c.fail("stateId", nil, "state id %d, header has %d states", sid, b.NumStates)
+	}
+	e := Entry{KeyGroup: kg, Compressed: b.Compressed, BlockOffset: off}
+	for {
+		e.StateID = sid
+		e.Offset = c.pos
+		if !b.Compressed {
+			e.Offset += off
+		}
+		b.key, err = c.bytes("key", b.key)
+		if err != nil {
+			return err
+		}
+		if len(b.key) < max(b.PrefixLen, 1) {
+			c.pos = e.Offset - off*boolInt(!b.Compressed)
+			return c.fail("key", nil, "key of %d bytes has no key-group prefix", len(b.key))
+		}
+		last := b.key[0]&metaFollows != 0
+		b.key[0] &^= metaFollows
+		if b.PrefixLen > 0 {
+			got := int(b.key[0])
+			if b.PrefixLen == 2 {
+				got = int(binary.BigEndian.Uint16(b.key))
+			}
+			if got != kg {
+				c.pos = e.Offset - off*boolInt(!b.Compressed) + 4
+				return c.fail("key", nil, "key-group prefix %d in the block of key group %d", got, kg)
+			}
+		}
+		b.val, err = c.bytes("value", b.val)
+		if err != nil {
+			return err
+		}
+		e.Key, e.Value = b.key, b.val
+		if err := fn(&e); err != nil {
+			return err
+		}
+		if !last {
+			continue
+		}
+		next, err := c.u16("nextStateId")
+		if err != nil {
+			return err
+		}
+		if next == EndOfKeyGroup {
+			return nil
+		}
+		if next >= b.NumStates {
+			c.pos -= 2
+			return c.fail("nextStateId", nil, "state id %d, header has %d states", next, b.NumStates)
+		}
+		sid = next
+	}
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,221 @@
+package keyed
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/statecraft/statecraft/statecore/javaio"
+	"github.com/statecraft/statecraft/statecore/serializer"
+)
+
+// ProxyVersion is KeyedBackendSerializationProxy.VERSION in Flink 2.3.0 (javap). Flink 2.x reads
+// no other version ("please migrate using Flink 1.16").
+const ProxyVersion = 6
+
+// MetaInfoVersion is the state meta-info format that proxy version 6 maps to in Flink 2.x
+// (StateMetaInfoSnapshotReadersWriters.CURRENT_STATE_META_INFO_SNAPSHOT_VERSION = 7).
+const MetaInfoVersion = 7
+
+// maxStates is the largest state count a header may announce (written as a Java short).
+const maxStates = 32767
+
+// maxHeader bounds the bytes a header may take; real headers are a few KiB (SQL ones with
+// Java-serialized logical types a few tens of KiB).
+const maxHeader = 64 << 20
+
+// BackendStateType is the ordinal of StateMetaInfoSnapshot.BackendStateType, as the meta info
+// writes it.
+type BackendStateType int32
+
+// Backend state types (enum ordinals, not the enum's "code").
+const (
+	KeyValue      BackendStateType = 0
+	Operator      BackendStateType = 1
+	Broadcast     BackendStateType = 2
+	PriorityQueue BackendStateType = 3
+	KeyValueV2    BackendStateType = 4
+)
+
+func (t BackendStateType) String() string {
+	switch t {
+	case KeyValue:
+		return "KEY_VALUE"
+	case Operator:
+		return "OPERATOR"
+	case Broadcast:
+		return "BROADCAST"
+	case PriorityQueue:
+		return "PRIORITY_QUEUE"
+	case KeyValueV2:
+		return "KEY_VALUE_V2"
+	}
+	return fmt.Sprintf("BackendStateType(%d)", int32(t))
+}
+
+// Option and serializer keys of the meta info (StateMetaInfoSnapshot.CommonOptionsKeys and
+// CommonSerializerKeys).
+const (
+	OptKeyedStateType       = "KEYED_STATE_TYPE"
+	OptDistributionMode     = "OPERATOR_STATE_DISTRIBUTION_MODE"
+	SerKey                  = "KEY_SERIALIZER"
+	SerNamespace            = "NAMESPACE_SERIALIZER"
+	SerValue                = "VALUE_SERIALIZER"
+	SerUserKey              = "USER_KEY_SERIALIZER"
+	maxOptions              = 1024
+	maxSerializersPerStates = 1024
+)
+
+// KV is one option of a meta info.
+type KV struct{ Key, Value string }
+
+// NamedSnapshot is one serializer of a meta info.
+type NamedSnapshot struct {
+	Key      string
+	Snapshot *serializer.Snapshot
+}
+
+// StateMeta is one state's meta info (StateMetaInfoSnapshot). Options and serializers keep file
+// order (Flink writes them from HashMaps, so the order carries no meaning).
+type StateMeta struct {
+	Name        string
+	Type        BackendStateType
+	Options     []KV
+	Serializers []NamedSnapshot
+}
+
+// Option returns the value of option k, or "".
+func (m *StateMeta) Option(k string) string {
+	for _, o := range m.Options {
+		if o.Key == k {
+			return o.Value
+		}
+	}
+	return ""
+}
+
+// Serializer returns the snapshot of serializer k, or nil.
+func (m *StateMeta) Serializer(k string) *serializer.Snapshot {
+	for _, s := range m.Serializers {
+		if s.Key == k {
+			return s.Snapshot
+		}
+	}
+	return nil
+}
+
+// ReadStateMeta reads one meta info in format 6 or 7 (the two are identical here):
+//
+//	+-----------+----------------------+-------------+--------------------------+
+//	| UTF name  | i32 backendStateType | i32 nOptions| nOptions x {UTF k, UTF v}|
+//	+-----------+----------------------+-------------+--------------------------+
+//	| i32 nSerializers | nSerializers x {UTF key, top-level serializer snapshot}|
+//	+------------------+--------------------------------------------------------+
+func ReadStateMeta(r *javaio.Reader, field string) *StateMeta {
+	m := &StateMeta{}
+	m.Name = r.UTF(field + ".name")
+	field = fmt.Sprintf("%s(%q)", field, m.Name)
+	off := r.Offset()
+	m.Type = BackendStateType(r.I32(field + ".backendStateType"))
+	if r.Err() == nil && (m.Type < 0 || m.Type > KeyValueV2) {
+		r.FailAt(off, field+".backendStateType", "state type ordinal %d, want 0..4", m.Type)
+	}
+	n := r.Count(field+".numOptions", maxOptions)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		k := r.UTF(field + ".option.key")
+		v := r.UTF(field + ".option[" + k + "]")
+		m.Options = append(m.Options, KV{k, v})
+	}
+	n = r.Count(field+".numSerializers", maxSerializersPerStates)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		k := r.UTF(field + ".serializer.key")
+		s := serializer.ReadTop(r, field+".serializer["+k+"]")
+		m.Serializers = append(m.Serializers, NamedSnapshot{k, s})
+	}
+	if r.Err() != nil {
+		return nil
+	}
+	return m
+}
+
+// Header is the start of a canonical keyed-state file (KeyedBackendSerializationProxy).
+type Header struct {
+	Version       int32
+	Compressed    bool
+	KeySerializer *serializer.Snapshot
+	States        []*StateMeta
+	// Raw is the header's bytes exactly as read; a writer that keeps every state copies them.
+	Raw []byte
+}
+
+// Size is the header's length in bytes: the offset of the first byte after it.
+func (h *Header) Size() int64 { return int64(len(h.Raw)) }
+
+// ReadHeader reads the header at the start of a keyed-state stream:
+//
+//	+-------------------+----------------+------------------------+-------------+--------------------+
+//	| i32 version (6)   | bool compressed| key serializer snapshot| i16 nStates | nStates x StateMeta|
+//	+-------------------+----------------+------------------------+-------------+--------------------+
+//
+// name is used in errors. src is read only as far as the header goes (plus buffering).
+func ReadHeader(src io.Reader, name string) (*Header, error) {
+	var rec recorder
+	rec.r = io.LimitReader(src, maxHeader)
+	r := javaio.NewReader(&rec, name, 0)
+	h := &Header{}
+	h.Version = r.I32("keyedHeader.version")
+	if r.Err() == nil && h.Version != ProxyVersion {
+		r.FailAt(0, "keyedHeader.version", "keyed backend serialization proxy version %d, want %d (Flink 1.16 and later)", h.Version, ProxyVersion)
+	}
+	h.Compressed = r.Bool("keyedHeader.compression")
+	h.KeySerializer = serializer.ReadTop(r, "keyedHeader.keySerializer")
+	off := r.Offset()
+	n := int(r.I16("keyedHeader.numStates"))
+	if r.Err() == nil && n < 0 {
+		r.FailAt(off, "keyedHeader.numStates", "negative state count %d", n)
+	}
+	for i := 0; i < n && r.Err() == nil; i++ {
+		h.States = append(h.States, ReadStateMeta(r, fmt.Sprintf("keyedHeader.state[%d]", i)))
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	h.Raw = bytes.Clone(rec.buf.Bytes()[:r.Offset()])
+	return h, nil
+}
+
+// recorder keeps every byte read through it, so the header's exact bytes are known afterwards
+// (the buffered reader on top may read ahead; the caller cuts at the header's end).
+type recorder struct {
+	r   io.Reader
+	buf bytes.Buffer
+}
+
+func (c *recorder) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.buf.Write(p[:n])
+	return n, err
+}
+
+// StateKind is the KEYED_STATE_TYPE option in lower case (value, list, map, reducing,
+// aggregating), or "timer" for priority-queue states.
+func (m *StateMeta) StateKind() string {
+	if m.Type == PriorityQueue {
+		return "timer"
+	}
+	switch m.Option(OptKeyedStateType) {
+	case "VALUE":
+		return "value"
+	case "LIST":
+		return "list"
+	case "MAP":
+		return "map"
+	case "REDUCING":
+		return "reducing"
+	case "AGGREGATING":
+		return "aggregating"
+	case "":
+		return "unknown"
+	}
+	return "unknown:" + m.Option(OptKeyedStateType)
+}

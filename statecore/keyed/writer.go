@@ -1,0 +1,201 @@
+package keyed
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/golang/snappy"
+)
+
+// Snappy framing parameters of Flink's SnappyStreamCompressionDecorator (xerial
+// SnappyFramedOutputStream with its defaults).
+const (
+	snappyBlockSize        = 64 << 10
+	snappyMinCompressRatio = 0.85
+)
+
+// snappyStreamID opens every Snappy framed stream: chunk type 0xFF, length 6, "sNaPpY".
+var snappyStreamID = []byte{0xff, 0x06, 0x00, 0x00, 's', 'N', 'a', 'P', 'p', 'Y'}
+
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
+// SnappyFramer writes one Snappy framed stream the way xerial's SnappyFramedOutputStream does:
+//
+//	+--------------------------------+   +---------+---------------+----------------+--------+
+//	| FF 06 00 00 73 4E 61 50 70 59  |   | u8 type | u24 LE length | u32 LE masked  | data   |
+//	| stream identifier ("sNaPpY")   |   | 00 / 01 | (4 + data)    | CRC-32C of raw |        |
+//	+--------------------------------+   +---------+---------------+----------------+--------+
+//	                                      one chunk per <= 64 KiB of input; type 01 (stored)
+//	                                      when compressed/raw > 0.85
+//
+// Chunk boundaries are chosen here (not by golang/snappy's Writer) so that operator-state offsets
+// can be taken at chunk boundaries, as Flink does.
+type SnappyFramer struct {
+	w   io.Writer
+	buf []byte
+	enc []byte
+	err error
+}
+
+// NewSnappyFramer writes the stream identifier to w and returns the framer.
+func NewSnappyFramer(w io.Writer) *SnappyFramer {
+	f := &SnappyFramer{w: w, buf: make([]byte, 0, snappyBlockSize)}
+	_, f.err = w.Write(snappyStreamID)
+	return f
+}
+
+// Write buffers p, emitting a chunk for every full 64 KiB.
+func (f *SnappyFramer) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 && f.err == nil {
+		k := min(len(p), snappyBlockSize-len(f.buf))
+		f.buf = append(f.buf, p[:k]...)
+		p, n = p[k:], n+k
+		if len(f.buf) == snappyBlockSize {
+			f.Flush()
+		}
+	}
+	return n, f.err
+}
+
+// Flush emits the buffered bytes as one chunk (nothing when the buffer is empty).
+func (f *SnappyFramer) Flush() error {
+	if f.err != nil || len(f.buf) == 0 {
+		return f.err
+	}
+	f.enc = snappy.Encode(f.enc[:cap(f.enc)], f.buf)
+	typ, data := byte(0x00), f.enc
+	if float64(len(f.enc))/float64(len(f.buf)) > snappyMinCompressRatio {
+		typ, data = 0x01, f.buf
+	}
+	c := crc32.Checksum(f.buf, crc32c)
+	masked := ((c >> 15) | (c << 17)) + 0xa282ead8
+	var hdr [8]byte
+	n := len(data) + 4
+	hdr[0], hdr[1], hdr[2], hdr[3] = typ, byte(n), byte(n>>8), byte(n>>16)
+	binary.LittleEndian.PutUint32(hdr[4:], masked)
+	if _, f.err = f.w.Write(hdr[:]); f.err == nil {
+		_, f.err = f.w.Write(data)
+	}
+	f.buf = f.buf[:0]
+	return f.err
+}
+
+// Writer writes a canonical keyed-state stream: a header, then one block per non-empty key
+// group. It is the inverse of ReadHeader + BlockReader; migrate uses it to rewrite key groups
+// (for example with new prefixes) without decoding values.
+type Writer struct {
+	w          *countingWriter
+	compressed bool
+	stateIDs   []int
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// NewWriter writes the header h (its Raw bytes, which must describe the entries that follow).
+func NewWriter(w io.Writer, h *Header) (*Writer, error) {
+	cw := &countingWriter{w: w}
+	if len(h.Raw) == 0 {
+		return nil, fmt.Errorf("keyed writer: header has no bytes")
+	}
+	if _, err := cw.Write(h.Raw); err != nil {
+		return nil, fmt.Errorf("keyed writer: header: %w", err)
+	}
+	return &Writer{w: cw, compressed: h.Compressed}, nil
+}
+
+// Offset is the number of bytes written so far: the offset the next block will start at.
+func (w *Writer) Offset() int64 { return w.w.n }
+
+// WriteKeyGroup writes the block of one key group and returns its offset (for the handle's
+// offset table). entries must be non-empty and carry keys with their key-group prefix; they are
+// grouped by state id, keeping their order within a state. The metadata-follows bit is set on
+// the last entry of each state's run.
+func (w *Writer) WriteKeyGroup(entries []Entry) (int64, error) {
+	if len(entries) == 0 {
+		return 0, fmt.Errorf("keyed writer: empty key group (Flink cannot read an empty block; leave its offset 0)")
+	}
+	off := w.w.n
+	var out io.Writer = w.w
+	var fr *SnappyFramer
+	if w.compressed {
+		fr = NewSnappyFramer(w.w)
+		out = fr
+	}
+	// Order of states: by first appearance.
+	w.stateIDs = w.stateIDs[:0]
+	seen := map[int]bool{}
+	for _, e := range entries {
+		if !seen[e.StateID] {
+			seen[e.StateID] = true
+			w.stateIDs = append(w.stateIDs, e.StateID)
+		}
+	}
+	var b [4]byte
+	put16 := func(v int) error {
+		binary.BigEndian.PutUint16(b[:2], uint16(v))
+		_, err := out.Write(b[:2])
+		return err
+	}
+	putBytes := func(p []byte, flag bool) error {
+		binary.BigEndian.PutUint32(b[:], uint32(len(p)))
+		if _, err := out.Write(b[:]); err != nil {
+			return err
+		}
+		if flag {
+			if _, err := out.Write([]byte{p[0] | metaFollows}); err != nil {
+				return err
+			}
+			_, err := out.Write(p[1:])
+			return err
+		}
+		_, err := out.Write(p)
+		return err
+	}
+	for i, sid := range w.stateIDs {
+		// The first id opens the block; later ones follow the previous run's flagged entry.
+		if err := put16(sid); err != nil {
+			return 0, err
+		}
+		var run []int
+		for j, e := range entries {
+			if e.StateID == sid {
+				run = append(run, j)
+			}
+		}
+		for k, j := range run {
+			e := entries[j]
+			if len(e.Key) == 0 {
+				return 0, fmt.Errorf("keyed writer: key group %d state %d: empty key", e.KeyGroup, sid)
+			}
+			if err := putBytes(e.Key, k == len(run)-1); err != nil {
+				return 0, err
+			}
+			if err := putBytes(e.Value, false); err != nil {
+				return 0, err
+			}
+		}
+		if i == len(w.stateIDs)-1 {
+			if err := put16(EndOfKeyGroup); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if fr != nil {
+		if err := fr.Flush(); err != nil {
+			return 0, err
+		}
+	}
+	return off, nil
+}

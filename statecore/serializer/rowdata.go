@@ -1,0 +1,165 @@
+package serializer
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+)
+
+// rowDataCodec decodes Flink SQL's RowDataSerializer, which writes every row as a BinaryRowData:
+//
+//	+------------------+--------------------------------------------------------------+
+//	| i32 sizeInBytes  | BinaryRowData (sizeInBytes bytes)                            |
+//	+------------------+--------------------------------------------------------------+
+//
+//	BinaryRowData (multi-byte values in the JVM's native order: little-endian on x86/ARM):
+//	+---------------------------+-----------------------------+------------------------+
+//	| header + null bits        | fixed part: 8 bytes a field | variable part          |
+//	| ((arity+63+8)/64)*8 bytes | primitives in place, or     | strings, binaries, ... |
+//	| byte 0 = RowKind,         | (offset<<32 | length), or   |                        |
+//	| bit i+8 = field i is null | inline <= 7 bytes (top bit) |                        |
+//	+---------------------------+-----------------------------+------------------------+
+//
+// Fields are decoded with the nested serializer snapshots of the RowData snapshot; a field
+// type without a decoder here is shown as the base64 of its 8-byte slot.
+type rowDataCodec struct {
+	kinds   []rowFieldKind
+	classes []string
+}
+
+type rowFieldKind int
+
+const (
+	rfUnknown rowFieldKind = iota
+	rfBool
+	rfByte
+	rfShort
+	rfInt
+	rfLong
+	rfFloat
+	rfDouble
+	rfString
+	rfBinary
+)
+
+// RowKind names, indexed by the RowKind byte value.
+var rowKinds = []string{"+I", "-U", "+U", "-D"}
+
+func newRowDataCodec(s *Snapshot) Codec {
+	c := rowDataCodec{}
+	for _, n := range s.Nested {
+		k := rfUnknown
+		switch n.Class {
+		case "org.apache.flink.api.common.typeutils.base.BooleanSerializer$BooleanSerializerSnapshot":
+			k = rfBool
+		case "org.apache.flink.api.common.typeutils.base.ByteSerializer$ByteSerializerSnapshot":
+			k = rfByte
+		case "org.apache.flink.api.common.typeutils.base.ShortSerializer$ShortSerializerSnapshot":
+			k = rfShort
+		case "org.apache.flink.api.common.typeutils.base.IntSerializer$IntSerializerSnapshot":
+			k = rfInt
+		case "org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot":
+			k = rfLong
+		case "org.apache.flink.api.common.typeutils.base.FloatSerializer$FloatSerializerSnapshot":
+			k = rfFloat
+		case "org.apache.flink.api.common.typeutils.base.DoubleSerializer$DoubleSerializerSnapshot":
+			k = rfDouble
+		case "org.apache.flink.table.runtime.typeutils.StringDataSerializer$StringDataSerializerSnapshot":
+			k = rfString
+		case "org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot":
+			k = rfBinary
+		}
+		c.kinds = append(c.kinds, k)
+		c.classes = append(c.classes, n.Class)
+	}
+	return c
+}
+
+func (c rowDataCodec) FixedLen() int { return -1 }
+func (c rowDataCodec) Known() bool   { return true }
+
+// Decode returns the row's fields as a list (SQL rows have no field names in their serializer).
+func (c rowDataCodec) Decode(in *Input) any {
+	n := in.Length("row size", 1)
+	row := in.Bytes(n, "BinaryRowData")
+	if in.Err() != nil {
+		return nil
+	}
+	base := in.Pos - n
+	arity := len(c.kinds)
+	nullBytes := ((arity + 63 + 8) / 64) * 8
+	if nullBytes+8*arity > n {
+		in.Pos = base
+		in.Failf("BinaryRowData of %d fields needs %d bytes, has %d", arity, nullBytes+8*arity, n)
+		return nil
+	}
+	out := make([]any, arity)
+	for i, k := range c.kinds {
+		bit := i + 8
+		if row[bit>>3]&(1<<(bit&7)) != 0 {
+			continue
+		}
+		slot := row[nullBytes+8*i : nullBytes+8*i+8]
+		switch k {
+		case rfBool:
+			out[i] = slot[0] != 0
+		case rfByte:
+			out[i] = int8(slot[0])
+		case rfShort:
+			out[i] = int16(binary.LittleEndian.Uint16(slot))
+		case rfInt:
+			out[i] = int32(binary.LittleEndian.Uint32(slot))
+		case rfLong:
+			out[i] = int64(binary.LittleEndian.Uint64(slot))
+		case rfFloat:
+			out[i] = Float(math.Float32frombits(binary.LittleEndian.Uint32(slot)))
+		case rfDouble:
+			out[i] = Float(math.Float64frombits(binary.LittleEndian.Uint64(slot)))
+		case rfString, rfBinary:
+			b, ok := varPart(row, slot)
+			if !ok {
+				in.Pos = base + nullBytes + 8*i
+				in.Failf("BinaryRowData field %d: variable part outside the row", i)
+				return nil
+			}
+			if k == rfString {
+				out[i] = string(b)
+			} else {
+				out[i] = append([]byte(nil), b...)
+			}
+		default:
+			cls := c.classes[i]
+			if j := strings.LastIndexByte(cls, '.'); j >= 0 {
+				cls = cls[j+1:]
+			}
+			out[i] = Opaque{Serializer: c.classes[i], Base64: append([]byte(nil), slot...)}
+		}
+	}
+	return out
+}
+
+// RowKindOf returns the RowKind short string of a BinaryRowData value's first byte.
+func RowKindOf(b byte) string {
+	if int(b) < len(rowKinds) {
+		return rowKinds[b]
+	}
+	return "?"
+}
+
+// varPart finds the bytes of a variable-length field: inline in the slot when the slot's top bit
+// is set (length in the next 7 bits), else at (offset, length) from the row start.
+func varPart(row, slot []byte) ([]byte, bool) {
+	v := binary.LittleEndian.Uint64(slot)
+	if v&(1<<63) != 0 {
+		n := int((v >> 56) & 0x7f)
+		if n > 7 {
+			return nil, false
+		}
+		return slot[:n], true
+	}
+	off, n := int(v>>32), int(uint32(v))
+	if off < 0 || n < 0 || off+n > len(row) {
+		return nil, false
+	}
+	return row[off : off+n], true
+}
