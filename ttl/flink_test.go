@@ -162,7 +162,8 @@ func unescapeTSV(s string) string {
 }
 
 // TestParseFlinkAgreesWithOracleTable checks every row of the oracle's duration table:
-// input <TAB> ok|error <TAB> millis <TAB> formatWithHighestUnit.
+// input <TAB> ok <TAB> millis|overflow <TAB> formatWithHighestUnit <TAB> seconds.nanos, or
+// input <TAB> error <TAB> exception (see testdata/durations/README.md).
 func TestParseFlinkAgreesWithOracleTable(t *testing.T) {
 	path := filepath.Join(repoRoot(t), "testdata", "durations", "flink-2.3.0.tsv")
 	f, err := os.Open(path)
@@ -204,8 +205,13 @@ func TestParseFlinkAgreesWithOracleTable(t *testing.T) {
 				if merr != nil {
 					got = "overflow"
 				}
-				if _, perr := strconv.ParseInt(cols[2], 10, 64); perr == nil && got != cols[2] {
+				if got != cols[2] {
 					t.Errorf("%s:%d: ParseFlink(%q) = %s ms; Flink says %s", path, line+1, in, got, cols[2])
+				}
+			}
+			if len(cols) >= 5 {
+				if got := fmt.Sprintf("%d.%09d", d.Sec, d.Nano); got != cols[4] {
+					t.Errorf("%s:%d: ParseFlink(%q) = %s s; Flink says %s", path, line+1, in, got, cols[4])
 				}
 			}
 			if len(cols) >= 4 && cols[3] != "" && Format(d) != unescapeTSV(cols[3]) {
