@@ -1,0 +1,279 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/urfave/cli/v2"
+)
+
+// inspectState is one state of an operator as `savepoint inspect` lists it.
+type inspectState struct {
+	Name string `json:"name"`
+	// Kind is value, list, map, reducing or aggregating for keyed state (from the keyed-state
+	// header), and split, union or broadcast for operator state (from _metadata itself).
+	Kind        string `json:"kind"`
+	KeyType     string `json:"keyType,omitempty"`
+	ValueType   string `json:"valueType,omitempty"`
+	UserKeyType string `json:"userKeyType,omitempty"`
+	TTL         bool   `json:"ttl,omitempty"`
+	Raw         bool   `json:"raw,omitempty"` // raw (not managed) operator state
+}
+
+// inspectKeyedStates, when set (by the keyed-state reader's command file, in its init), lists the
+// keyed states of an operator with their kinds and types from the serializer snapshots in the
+// keyed-state header, plus the backend that wrote them ("hashmap", "rocksdb"; "" if unknown).
+// Without it, inspect lists operator state only, which _metadata alone describes.
+var inspectKeyedStates func(sp *savepoint.Savepoint, op *metadata.OperatorState) (states []inspectState, backend string, err error)
+
+// inspectOperator is one operator in `savepoint inspect --json`: the savepoint_metadata row plus
+// what statecraft can say about its states.
+type inspectOperator struct {
+	savepoint.MetadataRow
+	Backend    string         `json:"backend,omitempty"`
+	States     []inspectState `json:"states"`
+	StateError string         `json:"stateError,omitempty"`
+}
+
+type inspectOutput struct {
+	Savepoint       string            `json:"savepoint"`
+	MetadataVersion int32             `json:"metadataVersion"`
+	CheckpointID    int64             `json:"checkpointId"`
+	Format          string            `json:"format"` // canonical, native, changelog
+	FormatNote      string            `json:"formatNote,omitempty"`
+	Operators       []inspectOperator `json:"operators"`
+}
+
+func init() {
+	register([]string{"savepoint"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "inspect",
+			Usage:     "list the operators of a savepoint or checkpoint with the columns of Flink's savepoint_metadata()",
+			ArgsUsage: "PATH (a savepoint/checkpoint directory or its _metadata file)",
+			Description: "One row per operator: checkpoint-id, operator-name, operator-uid, operator-uid-hash,\n" +
+				"operator-parallelism, operator-max-parallelism, operator-subtask-state-count,\n" +
+				"operator-coordinator-state-size-in-bytes, operator-total-size-in-bytes (the values Flink's\n" +
+				"savepoint_metadata SQL function reports), then each operator's states.",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				&cli.BoolFlag{Name: "csv", Usage: "print the savepoint_metadata rows as CSV"},
+			},
+			Action: runSavepointInspect,
+		}
+	})
+}
+
+func runSavepointInspect(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitFailure, fmt.Errorf("savepoint inspect: want exactly one PATH (a savepoint directory or its _metadata file), got %d arguments", c.NArg()))
+	}
+	if c.Bool("json") && c.Bool("csv") {
+		return withCode(exitFailure, fmt.Errorf("savepoint inspect: --json and --csv exclude each other"))
+	}
+	sp, err := savepoint.Open(c.Args().First())
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	defer sp.Close()
+	out := inspect(sp)
+	w := c.App.Writer
+	switch {
+	case c.Bool("json"):
+		err = writeInspectJSON(w, out)
+	case c.Bool("csv"):
+		err = writeInspectCSV(w, out)
+	default:
+		err = writeInspectText(w, out)
+	}
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	if out.FormatNote != "" && !c.Bool("json") {
+		fmt.Fprintf(c.App.ErrWriter, "statecraft: note: %s\n", out.FormatNote)
+	}
+	return nil
+}
+
+// inspect gathers everything inspect prints.
+func inspect(sp *savepoint.Savepoint) *inspectOutput {
+	m := sp.Metadata
+	out := &inspectOutput{
+		Savepoint:       sp.Dir,
+		MetadataVersion: m.Version,
+		CheckpointID:    m.CheckpointID,
+		Format:          sp.Format().String(),
+		Operators:       make([]inspectOperator, 0, len(m.Operators)),
+	}
+	canonical := sp.CheckCanonical()
+	if canonical != nil {
+		out.FormatNote = canonical.Error()
+	}
+	for _, op := range m.Operators {
+		row := inspectOperator{MetadataRow: savepoint.Row(m.CheckpointID, op), States: operatorStates(op)}
+		if inspectKeyedStates != nil && canonical == nil && hasKeyedState(op) {
+			ks, backend, err := inspectKeyedStates(sp, op)
+			if err != nil {
+				row.StateError = err.Error()
+			}
+			row.Backend = backend
+			row.States = append(ks, row.States...)
+		}
+		out.Operators = append(out.Operators, row)
+	}
+	return out
+}
+
+func hasKeyedState(op *metadata.OperatorState) bool {
+	for _, st := range op.Subtasks {
+		if st.ManagedKeyed != nil || st.RawKeyed != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// operatorStates lists the operator (non-keyed) states named in the operator's handles, sorted by
+// name: every subtask's handle names the same states, so the union is taken.
+func operatorStates(op *metadata.OperatorState) []inspectState {
+	seen := map[string]bool{}
+	var out []inspectState
+	for _, st := range op.Subtasks {
+		for i, h := range []metadata.OperatorHandle{st.ManagedOperator, st.RawOperator} {
+			oh, ok := h.(*metadata.OperatorStreamHandle)
+			if !ok {
+				continue
+			}
+			for _, s := range oh.States {
+				key := strconv.Itoa(i) + "/" + s.Name
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				out = append(out, inspectState{Name: s.Name, Kind: metadata.ModeName(s.Mode), Raw: i == 1})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Raw != out[j].Raw {
+			return !out[i].Raw
+		}
+		return out[i].Name < out[j].Name
+	})
+	if out == nil {
+		out = []inspectState{}
+	}
+	return out
+}
+
+func writeInspectJSON(w io.Writer, out *inspectOutput) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// rowFields renders a savepoint_metadata row as text; NULL is empty in CSV and "-" in tables.
+func rowFields(r savepoint.MetadataRow, null string) []string {
+	str := func(p *string) string {
+		if p == nil {
+			return null
+		}
+		return *p
+	}
+	return []string{
+		strconv.FormatInt(r.CheckpointID, 10), str(r.OperatorName), str(r.OperatorUID), r.OperatorUIDHash,
+		strconv.Itoa(int(r.Parallelism)), strconv.Itoa(int(r.MaxParallelism)), strconv.Itoa(r.SubtaskStateCount),
+		strconv.FormatInt(r.CoordinatorStateSizeInBytes, 10), strconv.FormatInt(r.TotalSizeInBytes, 10),
+	}
+}
+
+func writeInspectCSV(w io.Writer, out *inspectOutput) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(savepoint.MetadataColumns); err != nil {
+		return err
+	}
+	for _, op := range out.Operators {
+		if err := cw.Write(rowFields(op.MetadataRow, "")); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeInspectText(w io.Writer, out *inspectOutput) error {
+	fmt.Fprintf(w, "savepoint:  %s\n", out.Savepoint)
+	fmt.Fprintf(w, "metadata:   version %d, checkpoint %d, %d operators, format %s\n\n", out.MetadataVersion, out.CheckpointID, len(out.Operators), out.Format)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, c := range savepoint.MetadataColumns {
+		if i > 0 {
+			fmt.Fprint(tw, "\t")
+		}
+		fmt.Fprint(tw, c)
+	}
+	fmt.Fprintln(tw)
+	for _, op := range out.Operators {
+		for i, f := range rowFields(op.MetadataRow, "-") {
+			if i > 0 {
+				fmt.Fprint(tw, "\t")
+			}
+			fmt.Fprint(tw, f)
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	any := false
+	for _, op := range out.Operators {
+		if len(op.States) > 0 || op.StateError != "" {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil
+	}
+	fmt.Fprintln(w, "\nstates:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "operator\tstate\tkind\tkey type\tvalue type\tttl\tbackend")
+	for _, op := range out.Operators {
+		who := op.OperatorUIDHash
+		if op.OperatorUID != nil {
+			who = *op.OperatorUID
+		}
+		for _, s := range op.States {
+			kind := s.Kind
+			if s.Raw {
+				kind += " (raw)"
+			}
+			vt := s.ValueType
+			if s.UserKeyType != "" {
+				vt = s.UserKeyType + " -> " + s.ValueType
+			}
+			ttl := ""
+			if s.TTL {
+				ttl = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", who, s.Name, kind, dash(s.KeyType), dash(vt), ttl, dash(op.Backend))
+		}
+		if op.StateError != "" {
+			fmt.Fprintf(tw, "%s\t(error: %s)\t\t\t\t\t\n", who, op.StateError)
+		}
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
