@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/statecore/uid"
+)
+
+// savepointFixtures returns the oracle's savepoint directories with their expectation files.
+func savepointFixtures(t testing.TB) map[string]string {
+	t.Helper()
+	dirs, _ := filepath.Glob("../../testdata/savepoints/*/_metadata")
+	out := map[string]string{}
+	for _, m := range dirs {
+		dir := filepath.Dir(m)
+		exp := dir + ".expect.json"
+		if _, err := os.Stat(exp); err == nil {
+			out[dir] = exp
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("no savepoint fixtures with expectations in testdata/savepoints yet (made by testdata/oracle/run.sh savepoints)")
+	}
+	return out
+}
+
+type expectation struct {
+	Format   string                  `json:"format"`
+	Metadata []savepoint.MetadataRow `json:"metadata"`
+}
+
+func readExpectation(t testing.TB, path string) expectation {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e expectation
+	if err := json.Unmarshal(data, &e); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return e
+}
+
+// TestInspectMatchesFlink compares `savepoint inspect --json` and --csv with the rows Flink's
+// savepoint_metadata() produced for every fixture.
+func TestInspectMatchesFlink(t *testing.T) {
+	for dir, exp := range savepointFixtures(t) {
+		want := readExpectation(t, exp)
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"savepoint", "inspect", dir, "--json"}, &stdout, &stderr); code != exitOK {
+			t.Errorf("%s: exit %d: %s", dir, code, stderr.String())
+			continue
+		}
+		var got inspectOutput
+		if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		var rows []savepoint.MetadataRow
+		for _, op := range got.Operators {
+			rows = append(rows, op.MetadataRow)
+		}
+		if !reflect.DeepEqual(rows, want.Metadata) {
+			g, _ := json.MarshalIndent(rows, "", " ")
+			w, _ := json.MarshalIndent(want.Metadata, "", " ")
+			t.Errorf("%s: savepoint_metadata rows differ\n got: %s\nwant: %s", dir, g, w)
+		}
+		if want.Format != "" && got.Format != want.Format {
+			t.Errorf("%s: format %q, want %q", dir, got.Format, want.Format)
+		}
+
+		// CSV: the same rows, NULL as an empty field.
+		stdout.Reset()
+		if code := run([]string{"savepoint", "inspect", "--csv", filepath.Join(dir, "_metadata")}, &stdout, &stderr); code != exitOK {
+			t.Errorf("%s --csv: exit %d: %s", dir, code, stderr.String())
+			continue
+		}
+		recs, err := csv.NewReader(&stdout).ReadAll()
+		if err != nil {
+			t.Fatalf("%s --csv: %v", dir, err)
+		}
+		if len(recs) != len(want.Metadata)+1 || !reflect.DeepEqual(recs[0], savepoint.MetadataColumns) {
+			t.Errorf("%s --csv: %d records, header %v", dir, len(recs), recs[0])
+			continue
+		}
+		for i, r := range want.Metadata {
+			if !reflect.DeepEqual(recs[i+1], rowFields(r, "")) {
+				t.Errorf("%s --csv row %d: %v, want %v", dir, i, recs[i+1], rowFields(r, ""))
+			}
+		}
+
+		// The table names every operator's uid hash.
+		stdout.Reset()
+		if code := run([]string{"savepoint", "inspect", dir}, &stdout, &stderr); code != exitOK {
+			t.Errorf("%s (table): exit %d", dir, code)
+		}
+		for _, r := range want.Metadata {
+			if !strings.Contains(stdout.String(), r.OperatorUIDHash) {
+				t.Errorf("%s (table): no row for %s", dir, r.OperatorUIDHash)
+			}
+		}
+	}
+}
+
+// TestInspectUIDHashes checks uid.Hash against the OperatorIDs Flink stored for operators with
+// a UID (vectors from the oracle's fixtures).
+func TestInspectUIDHashes(t *testing.T) {
+	n := 0
+	for _, exp := range savepointFixtures(t) {
+		for _, r := range readExpectation(t, exp).Metadata {
+			if r.OperatorUID == nil {
+				continue
+			}
+			n++
+			if got := uid.Hash(*r.OperatorUID); got != r.OperatorUIDHash {
+				t.Errorf("%s: uid %q hashes to %s, Flink stored %s", exp, *r.OperatorUID, got, r.OperatorUIDHash)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no fixture operator has a UID")
+	}
+}
+
+func TestInspectErrors(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"savepoint", "inspect", dir}, &stdout, &stderr); code != exitFailure || !strings.Contains(stderr.String(), "_metadata") {
+		t.Errorf("empty dir: exit %d, stderr %q", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"savepoint", "inspect"}, &stdout, &stderr); code != exitFailure {
+		t.Errorf("no argument: exit %d", code)
+	}
+	os.WriteFile(filepath.Join(dir, "_metadata"), []byte("not a savepoint"), 0o644)
+	stderr.Reset()
+	if code := run([]string{"savepoint", "inspect", dir}, &stdout, &stderr); code != exitFailure || !strings.Contains(stderr.String(), "offset 0: magic") {
+		t.Errorf("garbage: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// BenchmarkInspect1000x128 inspects a _metadata of 1,000 operators of parallelism 128. The
+// operators copy the shape of a real fixture's stateful operator (its subtask-0 handles), so the
+// file has the handle mix Flink writes; the target is well under 100 ms per inspect.
+func BenchmarkInspect1000x128(b *testing.B) {
+	dir := b.TempDir()
+	writeBigMetadata(b, dir, 1000, 128)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sp, err := savepoint.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := writeInspectText(io.Discard, inspect(sp)); err != nil {
+			b.Fatal(err)
+		}
+		sp.Close()
+	}
+}
+
+// writeBigMetadata encodes nOps operators of parallelism par, each a copy of the richest
+// operator found in the fixtures, with distinct UIDs and key-group ranges split as Flink would.
+func writeBigMetadata(b testing.TB, dir string, nOps, par int) {
+	var seed *metadata.Metadata
+	var shape *metadata.SubtaskState
+	for fixture := range savepointFixtures(b) {
+		sp, err := savepoint.Open(fixture)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sp.Close()
+		for _, op := range sp.Metadata.Operators {
+			for _, st := range op.Subtasks {
+				if st.ManagedKeyed != nil && (shape == nil || st.ManagedOperator != nil) {
+					seed, shape = sp.Metadata, st
+				}
+			}
+		}
+	}
+	if shape == nil {
+		b.Skip("no fixture with keyed state")
+	}
+	kg, ok := shape.ManagedKeyed.(*metadata.KeyGroupsHandle)
+	if !ok {
+		b.Skip("fixture keyed handle is not a key-groups handle")
+	}
+	m := &metadata.Metadata{Version: seed.Version, CheckpointID: seed.CheckpointID, Tail: seed.Tail}
+	const maxPar = 128 * 8
+	for i := 0; i < nOps; i++ {
+		name := fmt.Sprintf("op-%04d", i)
+		op := &metadata.OperatorState{Name: "KeyedProcess " + name, UID: name, ID: uid.OperatorID(name),
+			Parallelism: int32(par), MaxParallelism: maxPar}
+		for s := 0; s < par; s++ {
+			start, end := s*maxPar/par, (s+1)*maxPar/par
+			h := *kg
+			h.Range = metadata.KeyGroupRange{Start: int32(start), Num: int32(end - start)}
+			h.Offsets = make([]int64, end-start)
+			for j := range h.Offsets {
+				h.Offsets[j] = int64(j * 16)
+			}
+			st := *shape
+			st.Index = int32(s)
+			st.ManagedKeyed = &h
+			op.Subtasks = append(op.Subtasks, &st)
+		}
+		m.Operators = append(m.Operators, op)
+	}
+	f, err := os.Create(filepath.Join(dir, "_metadata"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := metadata.Encode(f, m); err != nil {
+		b.Fatal(err)
+	}
+}
