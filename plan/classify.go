@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -33,7 +34,6 @@ func (c Class) String() string {
 // per-operator TTL in the plan, with the reason shown to a user who targets one.
 var statefulNoTTL = map[string]string{
 	"stream-exec-window-aggregate":              "window state is dropped when the window fires (watermark or processing time), not by a TTL",
-	"stream-exec-local-window-aggregate":        "window state is dropped when the window fires (watermark or processing time), not by a TTL",
 	"stream-exec-global-window-aggregate":       "window state is dropped when the window fires (watermark or processing time), not by a TTL",
 	"stream-exec-group-window-aggregate":        "window state is dropped when the window fires (watermark or processing time), not by a TTL",
 	"stream-exec-python-group-window-aggregate": "window state is dropped when the window fires (watermark or processing time), not by a TTL",
@@ -84,8 +84,16 @@ func PreTTLVersion(v string) bool {
 	return major == 1 && minor < 18
 }
 
-// OldPlanNote explains why a plan without any "state" array cannot have per-operator TTLs.
+// OldPlanNote explains why a plan compiled before Flink 1.18 has no per-operator TTLs.
 const OldPlanNote = `per-operator state TTL needs a plan compiled by Flink 1.18 or later (FLIP-292 added the "state" entries); recompile the query with COMPILE PLAN on Flink 1.18+, or set the pipeline-wide table.exec.state.ttl`
+
+// NoStateNote explains a plan without any "state" array.
+func (p *Plan) NoStateNote() string {
+	if PreTTLVersion(p.FlinkVersion) {
+		return fmt.Sprintf("this plan was compiled by Flink %s and has no \"state\" entries: %s", p.FlinkVersion, OldPlanNote)
+	}
+	return `no node of this plan carries a "state" array: none of its operators has a per-operator state TTL (window operators, interval joins and the like are cleaned up by time, not by TTL)`
+}
 
 // Classify returns the node's class and, for StatefulNoTTL, the reason its TTL cannot be set
 // in the plan. The plan decides first: a node with a "state" array is TTL-configurable
@@ -98,7 +106,7 @@ func (n *Node) Classify() (Class, string) {
 		return StatefulNoTTL, r
 	}
 	if flip292[n.Name] {
-		if n.owner != nil && (PreTTLVersion(n.owner.FlinkVersion) || !n.owner.HasAnyState()) {
+		if n.owner != nil && PreTTLVersion(n.owner.FlinkVersion) {
 			return StatefulNoTTL, "this plan (flinkVersion " + n.owner.FlinkVersion + ") has no \"state\" entries: " + OldPlanNote
 		}
 		return StatefulNoTTL, `this node has no "state" array, so the plan does not say its TTL; the pipeline-wide table.exec.state.ttl applies`

@@ -90,11 +90,10 @@ func typeMatches(n *Node, want string) bool {
 // Select returns the state entries sel picks, in file order. A selector that picks nothing, or
 // that names a node whose TTL cannot be set, is an error that says what is available.
 func (p *Plan) Select(sel Selector) ([]*StateEntry, error) {
-	if !p.HasAnyState() {
-		return nil, fmt.Errorf("%s: no node has a \"state\" array (flinkVersion %q): %s", p.File, p.FlinkVersion, OldPlanNote)
-	}
 	var out []*StateEntry
 	switch {
+	case !p.HasAnyState() && !sel.HasNode && sel.Type == "":
+		return nil, fmt.Errorf("selector %q: nothing to set: %s", sel.Text, p.NoStateNote())
 	case sel.All:
 		out = p.States()
 	case sel.HasNode:
@@ -137,6 +136,9 @@ func (p *Plan) Select(sel Selector) ([]*StateEntry, error) {
 			if len(refused) > 0 {
 				return nil, fmt.Errorf("selector %q: no per-operator TTL for this type: %s", sel.Text, strings.Join(refused, "; "))
 			}
+			if !p.HasAnyState() {
+				return nil, fmt.Errorf("selector %q: nothing to set: %s", sel.Text, p.NoStateNote())
+			}
 			return nil, fmt.Errorf("selector %q: no node of that type has TTL state; types with TTL state: %s", sel.Text, p.availableTypes())
 		}
 	case sel.State != "":
@@ -168,6 +170,9 @@ func (p *Plan) availableNodes() string {
 		if n.HasState {
 			parts = append(parts, fmt.Sprintf("%d (%s: %s)", n.ID, n.Type, statesOf(n)))
 		}
+	}
+	if len(parts) == 0 {
+		return "none"
 	}
 	if len(parts) > 20 {
 		parts = append(parts[:20], fmt.Sprintf("... %d more (see 'statecraft plan ttl list')", len(parts)-20))

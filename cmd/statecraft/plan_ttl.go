@@ -101,7 +101,7 @@ func buildList(p *plan.Plan) listOutput {
 		}
 	}
 	if !p.HasAnyState() {
-		out.Note = fmt.Sprintf("no node has a \"state\" array (flinkVersion %s): %s", p.FlinkVersion, plan.OldPlanNote)
+		out.Note = p.NoStateNote()
 	}
 	return out
 }

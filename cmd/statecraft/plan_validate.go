@@ -45,7 +45,7 @@ func init() {
 				out := validateOutput{File: p.File, FlinkVersion: p.FlinkVersion, Nodes: len(p.Nodes), States: len(p.States()),
 					Errors: r.Count(plan.Error), Warnings: r.Count(plan.Warning), Findings: r.Findings}
 				if !p.HasAnyState() {
-					out.Note = fmt.Sprintf("no node has a \"state\" array (flinkVersion %s): %s", p.FlinkVersion, plan.OldPlanNote)
+					out.Note = p.NoStateNote()
 				}
 				if c.Bool("json") {
 					enc := json.NewEncoder(c.App.Writer)
