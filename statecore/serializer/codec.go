@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf16"
@@ -426,22 +425,3 @@ func (enumCodec) Known() bool   { return true }
 func Base64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 func utf16String(units []uint16) string { return string(utf16.Decode(units)) }
-
-// Describe names the type a snapshot stands for, in the Java type names the expectation files use
-// (Integer, Long, String, Tuple2, the POJO class, ...), for table headers and messages.
-func Describe(s *Snapshot) string {
-	if s == nil {
-		return "?"
-	}
-	switch s.Class {
-	case classTuple:
-		return fmt.Sprintf("Tuple%d", len(s.Nested))
-	case classPojo, classValue, classCopyableValue, classEnum:
-		return s.TypeClass
-	}
-	name := s.Short()
-	if i := bytes.IndexByte([]byte(name), '$'); i > 0 {
-		name = name[:i]
-	}
-	return name
-}

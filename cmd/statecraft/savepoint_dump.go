@@ -1,0 +1,359 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/opstate"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/statecore/serializer"
+	"github.com/statecraft/statecraft/statecore/uid"
+)
+
+func init() {
+	register([]string{"savepoint"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "dump",
+			Usage:     "print the state of one operator: one record per key (and namespace, map key), timer and operator-state element",
+			ArgsUsage: "PATH (a savepoint directory or its _metadata file)",
+			Description: "Keyed records: {state, keyGroup, key, namespace, userKey, value[, ttlTimestamp]}.\n" +
+				"Timers: {state, keyGroup, kind, key, namespace, timestamp}.\n" +
+				"Operator state: {state, mode, subtask, index[, key], value}.\n" +
+				"Values whose serializer statecraft cannot decode are shown as {serializer, base64}.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX (the 32-hex-digit operator id)", Required: true},
+				&cli.StringFlag{Name: "state", Usage: "only the state with this name"},
+				&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "jsonl, csv or table"},
+			},
+			Action: runSavepointDump,
+		}
+	})
+	inspectKeyedStates = keyedStatesForInspect
+}
+
+// dumpRecord is one line of output; exactly one of the three is set.
+type dumpRecord struct {
+	Keyed    *keyed.Record
+	Operator *operatorRecord
+}
+
+type operatorRecord struct {
+	State   string `json:"state"`
+	Mode    string `json:"mode"`
+	Subtask int32  `json:"subtask"`
+	Index   int    `json:"index"`
+	Key     any    `json:"key,omitempty"`
+	Value   any    `json:"value"`
+}
+
+func (r dumpRecord) MarshalJSON() ([]byte, error) {
+	if r.Keyed != nil {
+		return json.Marshal(*r.Keyed)
+	}
+	if r.Operator.Mode == "broadcast" {
+		type bc struct {
+			State   string `json:"state"`
+			Mode    string `json:"mode"`
+			Subtask int32  `json:"subtask"`
+			Index   int    `json:"index"`
+			Key     any    `json:"key"`
+			Value   any    `json:"value"`
+		}
+		o := r.Operator
+		return json.Marshal(bc{o.State, o.Mode, o.Subtask, o.Index, o.Key, o.Value})
+	}
+	return json.Marshal(*r.Operator)
+}
+
+func runSavepointDump(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitFailure, fmt.Errorf("savepoint dump: want exactly one PATH, got %d arguments", c.NArg()))
+	}
+	format := c.String("format")
+	if format != "jsonl" && format != "csv" && format != "table" {
+		return withCode(exitFailure, fmt.Errorf("savepoint dump: --format %q: want jsonl, csv or table", format))
+	}
+	sp, err := savepoint.Open(c.Args().First())
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	defer sp.Close()
+	op, err := findOperator(sp.Metadata, c.String("operator"))
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	out := newDumpWriter(c.App.Writer, format)
+	if err := dumpOperator(sp, op, c.String("state"), out.write); err != nil {
+		out.flush()
+		return withCode(exitFailure, err)
+	}
+	if err := out.flush(); err != nil {
+		return withCode(exitFailure, err)
+	}
+	return nil
+}
+
+// findOperator resolves --operator uid:NAME or hash:HEX.
+func findOperator(m *metadata.Metadata, sel string) (*metadata.OperatorState, error) {
+	kind, val, ok := strings.Cut(sel, ":")
+	var want string
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("--operator %q: want uid:NAME or hash:HEX", sel)
+	case kind == "uid":
+		want = uid.Hash(val)
+	case kind == "hash":
+		want = strings.ToLower(val)
+		if _, err := metadata.ParseOperatorID(want); err != nil {
+			return nil, fmt.Errorf("--operator %q: %v", sel, err)
+		}
+	default:
+		return nil, fmt.Errorf("--operator %q: want uid:NAME or hash:HEX", sel)
+	}
+	var ids []string
+	for _, op := range m.Operators {
+		if op.ID.String() == want {
+			return op, nil
+		}
+		ids = append(ids, opLabel(op))
+	}
+	return nil, fmt.Errorf("--operator %s: no such operator in the savepoint (it has %s)", sel, strings.Join(ids, ", "))
+}
+
+func opLabel(op *metadata.OperatorState) string {
+	if op.UID != "" {
+		return "uid:" + op.UID
+	}
+	return "hash:" + op.ID.String()
+}
+
+// dumpOperator emits the keyed records and timers of every subtask, then the operator-state
+// elements. state, when not empty, selects one state by name.
+func dumpOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, state string, emit func(dumpRecord) error) error {
+	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	found := state == ""
+	var want func(string) bool
+	if state != "" {
+		want = func(s string) bool { return s == state }
+	}
+	for _, s := range subs {
+		for _, m := range s.Header.States {
+			if m.Name == state {
+				found = true
+			}
+		}
+		if err := s.Records(want, func(r keyed.Record) error {
+			return emit(dumpRecord{Keyed: &r})
+		}); err != nil {
+			return err
+		}
+	}
+	for _, st := range op.Subtasks {
+		if st == nil || st.ManagedOperator == nil {
+			continue
+		}
+		oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle)
+		if !ok || oh.Delegate == nil {
+			continue
+		}
+		has := state == ""
+		for _, s := range oh.States {
+			if s.Name == state {
+				has, found = true, true
+			}
+		}
+		if !has {
+			continue
+		}
+		str, err := sp.OpenStream(oh.Delegate)
+		if err != nil {
+			return fmt.Errorf("operator %s subtask %d operator state: %w", op.ID, st.Index, err)
+		}
+		os, err := opstate.Open(str, str.Size(), str.Name, oh)
+		if err != nil {
+			str.Close()
+			return err
+		}
+		idx := st.Index
+		err = os.Read(func(e opstate.Element) error {
+			if state != "" && e.State != state {
+				return nil
+			}
+			return emit(dumpRecord{Operator: &operatorRecord{State: e.State, Mode: e.Mode, Subtask: idx, Index: e.Index, Key: e.Key, Value: e.Value}})
+		})
+		str.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if !found {
+		return fmt.Errorf("--state %q: operator %s has no state of that name", state, opLabel(op))
+	}
+	return nil
+}
+
+// dumpWriter formats records as JSON lines, CSV or an aligned table.
+type dumpWriter struct {
+	format string
+	w      io.Writer
+	enc    *json.Encoder
+	csv    *csv.Writer
+	tab    *tabwriter.Writer
+	header bool
+	err    error
+}
+
+var dumpColumns = []string{"state", "subtask", "keyGroup", "key", "namespace", "userKey", "value", "ttlTimestamp", "kind", "timestamp", "mode", "index"}
+
+func newDumpWriter(w io.Writer, format string) *dumpWriter {
+	d := &dumpWriter{format: format, w: w}
+	switch format {
+	case "jsonl":
+		d.enc = json.NewEncoder(w)
+		d.enc.SetEscapeHTML(false)
+	case "csv":
+		d.csv = csv.NewWriter(w)
+	case "table":
+		d.tab = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	}
+	return d
+}
+
+// cell renders a value for CSV and table output: strings as they are, everything else as JSON.
+func cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("<%v>", err)
+	}
+	return string(b)
+}
+
+func (d *dumpWriter) row(r dumpRecord) []string {
+	row := make([]string, len(dumpColumns))
+	if k := r.Keyed; k != nil {
+		row[0], row[2] = k.State, strconv.Itoa(k.KeyGroup)
+		row[3], row[4] = cell(k.Key), cell(k.Namespace)
+		if k.Kind == "timer" {
+			row[8], row[9] = k.TimerKind, strconv.FormatInt(k.Timestamp, 10)
+		} else {
+			row[5], row[6], row[7] = cell(k.UserKey), cell(k.Value), cell(k.TTL)
+			row[8] = k.Kind
+		}
+		return row
+	}
+	o := r.Operator
+	row[0], row[1] = o.State, strconv.Itoa(int(o.Subtask))
+	row[3], row[6], row[10], row[11] = cell(o.Key), cell(o.Value), o.Mode, strconv.Itoa(o.Index)
+	return row
+}
+
+func (d *dumpWriter) write(r dumpRecord) error {
+	if d.err != nil {
+		return d.err
+	}
+	switch d.format {
+	case "jsonl":
+		d.err = d.enc.Encode(r)
+	case "csv":
+		if !d.header {
+			d.header = true
+			d.csv.Write(dumpColumns)
+		}
+		d.err = d.csv.Write(d.row(r))
+	case "table":
+		if !d.header {
+			d.header = true
+			fmt.Fprintln(d.tab, strings.Join(dumpColumns, "\t"))
+		}
+		_, d.err = fmt.Fprintln(d.tab, strings.Join(d.row(r), "\t"))
+	}
+	return d.err
+}
+
+func (d *dumpWriter) flush() error {
+	switch d.format {
+	case "csv":
+		d.csv.Flush()
+		if d.err == nil {
+			d.err = d.csv.Error()
+		}
+	case "table":
+		if err := d.tab.Flush(); d.err == nil {
+			d.err = err
+		}
+	}
+	return d.err
+}
+
+// keyedStatesForInspect lists the keyed states of op from the keyed-state headers of its
+// subtasks (every subtask's header names the same states).
+func keyedStatesForInspect(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]inspectState, string, error) {
+	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+	if err != nil {
+		return nil, "", err
+	}
+	defer closeAll()
+	seen := map[string]bool{}
+	var out []inspectState
+	for _, s := range subs {
+		for _, sd := range s.Decoder.States {
+			m := sd.Meta
+			if seen[m.Name] {
+				continue
+			}
+			seen[m.Name] = true
+			st := inspectState{Name: m.Name, Kind: sd.Kind, KeyType: serializer.JavaType(s.Header.KeySerializer), TTL: sd.TTL}
+			if sd.Kind == "timer" {
+				st.Kind = "timer:" + sd.TimerKind
+			} else {
+				st.ValueType = serializer.JavaType(stateValueSnapshot(m, sd))
+				if sd.Kind == "map" {
+					if ms := m.Serializer(keyed.SerValue); ms != nil && len(ms.Nested) == 2 {
+						st.UserKeyType = serializer.JavaType(ms.Nested[0])
+					}
+				}
+			}
+			out = append(out, st)
+		}
+	}
+	return out, "", nil
+}
+
+// stateValueSnapshot is the snapshot of what a state holds per entry: the value, the list
+// element or the map's user value, without the TTL wrapper.
+func stateValueSnapshot(m *keyed.StateMeta, sd *keyed.StateDecoder) *serializer.Snapshot {
+	s := m.Serializer(keyed.SerValue)
+	if s == nil {
+		return nil
+	}
+	switch sd.Kind {
+	case "list":
+		if len(s.Nested) == 1 {
+			s = s.Nested[0]
+		}
+	case "map":
+		if len(s.Nested) == 2 {
+			s = s.Nested[1]
+		}
+	}
+	return serializer.UnwrapTTL(s)
+}

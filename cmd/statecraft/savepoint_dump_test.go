@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/statecraft/statecraft/statecore/savepoint"
+)
+
+// dumpExpectation is the part of <name>.expect.json the dump is compared with.
+type dumpExpectation struct {
+	Job         string `json:"job"`
+	Backend     string `json:"backend"`
+	Format      string `json:"format"`
+	Compression bool   `json:"compression"`
+	Operators   []struct {
+		UID         *string `json:"uid"`
+		UIDHash     string  `json:"uidHash"`
+		KeyedStates []struct {
+			Name    string            `json:"name"`
+			Kind    string            `json:"kind"`
+			TTL     bool              `json:"ttl"`
+			Entries []json.RawMessage `json:"entries"`
+		} `json:"keyedStates"`
+		Timers         []json.RawMessage `json:"timers"`
+		OperatorStates []struct {
+			Name    string            `json:"name"`
+			Mode    string            `json:"mode"`
+			Entries []json.RawMessage `json:"entries"`
+		} `json:"operatorStates"`
+	} `json:"operators"`
+}
+
+func fixtureExpectations(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "savepoints", "*.expect.json"))
+	if len(files) == 0 {
+		t.Skip("no savepoint fixtures in testdata/savepoints (generate them with the oracle: testdata/oracle/run.sh savepoints)")
+	}
+	return files
+}
+
+// canonical re-encodes a JSON value with sorted object keys and normalised numbers, so that Go's
+// and Jackson's spellings (1 and 1.0, exponent forms) compare equal.
+func canonical(raw []byte) (string, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return "", err
+	}
+	v = normNumbers(v)
+	b, err := json.Marshal(v) // maps marshal with sorted keys
+	return string(b), err
+}
+
+func normNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return json.Number(strconv.FormatInt(i, 10))
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return x
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return json.Number(strconv.FormatInt(int64(f), 10))
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = normNumbers(e)
+		}
+	}
+	return v
+}
+
+// pick re-encodes selected fields of a record as the dumpExpectation's entry shape.
+func pick(t *testing.T, v any, fields ...string) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal %#v: %v", v, err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]json.RawMessage{}
+	for _, f := range fields {
+		if r, ok := m[f]; ok {
+			out[f] = r
+		} else {
+			out[f] = json.RawMessage("null")
+		}
+	}
+	b, _ = json.Marshal(out)
+	s, err := canonical(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// set turns canonical lines into a sorted, de-duplicated list. The oracle drops identical lines
+// (the State Processor API may report a key twice, union and broadcast state once per subtask),
+// so both sides are compared as sets.
+func set(lines []string) []string {
+	sort.Strings(lines)
+	out := lines[:0]
+	for i, l := range lines {
+		if i == 0 || l != lines[i-1] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func diffSets(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	got, want = set(got), set(want)
+	if strings.Join(got, "\n") == strings.Join(want, "\n") {
+		return
+	}
+	g := map[string]bool{}
+	for _, l := range got {
+		g[l] = true
+	}
+	w := map[string]bool{}
+	for _, l := range want {
+		w[l] = true
+	}
+	var missing, extra []string
+	for _, l := range want {
+		if !g[l] {
+			missing = append(missing, l)
+		}
+	}
+	for _, l := range got {
+		if !w[l] {
+			extra = append(extra, l)
+		}
+	}
+	t.Errorf("%s: %d records, want %d\nmissing (first 5): %s\nextra (first 5): %s", what, len(got), len(want),
+		strings.Join(missing[:min(5, len(missing))], "\n  "), strings.Join(extra[:min(5, len(extra))], "\n  "))
+}
+
+// TestDumpMatchesOracle compares `savepoint dump` with what Flink's State Processor API read from
+// every fixture: every keyed-state entry, timer and operator-state element of every operator.
+func TestDumpMatchesOracle(t *testing.T) {
+	for _, ef := range fixtureExpectations(t) {
+		name := strings.TrimSuffix(filepath.Base(ef), ".expect.json")
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(ef)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var exp dumpExpectation
+			if err := json.Unmarshal(raw, &exp); err != nil {
+				t.Fatalf("%s: %v", ef, err)
+			}
+			sp, err := savepoint.Open(filepath.Join(filepath.Dir(ef), name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sp.Close()
+			for _, eo := range exp.Operators {
+				op, err := findOperator(sp.Metadata, "hash:"+eo.UIDHash)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var recs []dumpRecord
+				err = dumpOperator(sp, op, "", func(r dumpRecord) error {
+					recs = append(recs, r)
+					return nil
+				})
+				if exp.Format == "native" {
+					if !errors.Is(err, savepoint.ErrNotCanonical) && len(eo.KeyedStates) > 0 {
+						t.Errorf("operator %s: native savepoint: got error %v, want a refusal wrapping ErrNotCanonical", eo.UIDHash, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("operator %s: %v", eo.UIDHash, err)
+				}
+				label := fmt.Sprintf("operator %s", eo.UIDHash)
+				if eo.UID != nil {
+					label = "operator uid " + *eo.UID
+				}
+				for _, ks := range eo.KeyedStates {
+					var got, want []string
+					for _, r := range recs {
+						if r.Keyed != nil && r.Keyed.Kind != "timer" && r.Keyed.State == ks.Name {
+							got = append(got, pick(t, r.Keyed, "key", "namespace", "userKey", "value"))
+							if ks.TTL && r.Keyed.TTL == nil {
+								t.Errorf("%s state %s: TTL state without ttlTimestamp", label, ks.Name)
+							}
+						}
+					}
+					for _, e := range ks.Entries {
+						c, err := canonical(e)
+						if err != nil {
+							t.Fatal(err)
+						}
+						want = append(want, c)
+					}
+					diffSets(t, label+" keyed state "+ks.Name, got, want)
+				}
+				var got, want []string
+				for _, r := range recs {
+					if r.Keyed != nil && r.Keyed.Kind == "timer" {
+						got = append(got, pick(t, r.Keyed, "kind", "key", "namespace", "timestamp"))
+					}
+				}
+				for _, e := range eo.Timers {
+					c, _ := canonical(e)
+					want = append(want, c)
+				}
+				diffSets(t, label+" timers", got, want)
+				for _, os := range eo.OperatorStates {
+					var got, want []string
+					for _, r := range recs {
+						if r.Operator != nil && r.Operator.State == os.Name {
+							if r.Operator.Mode != os.Mode {
+								t.Errorf("%s operator state %s: mode %s, want %s", label, os.Name, r.Operator.Mode, os.Mode)
+							}
+							if os.Mode == "broadcast" {
+								got = append(got, pick(t, r, "key", "value"))
+							} else {
+								got = append(got, pick(t, r, "value"))
+							}
+						}
+					}
+					for _, e := range os.Entries {
+						c, _ := canonical(e)
+						want = append(want, c)
+					}
+					diffSets(t, label+" operator state "+os.Name, got, want)
+				}
+			}
+		})
+	}
+}
