@@ -207,7 +207,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 		err := json.Unmarshal(data, &v)
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			line, col := lineCol(data, int(se.Offset))
+			line, col := lineCol(data, max(0, int(se.Offset)-1)) // Offset counts the bad byte
 			return nil, &ParseError{File: file, Line: line, Col: col, Msg: "not JSON: " + se.Error()}
 		}
 		if err == nil {

@@ -1,0 +1,278 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/sjson"
+)
+
+// basePlan returns a real plan Flink compiled with a chain of two TTL-carrying operators
+// (deduplicate, then group aggregate) and the path of a plan with a two-input join. The
+// corruption tests below start from these bytes and break one thing each.
+func basePlans(t *testing.T) (chain, join []byte) {
+	t.Helper()
+	read := func(cands ...string) []byte {
+		for _, c := range cands {
+			if b, err := os.ReadFile(c); err == nil {
+				return b
+			}
+		}
+		t.Skipf("none of %v present", cands)
+		return nil
+	}
+	td := filepath.Join(repoRoot(), "testdata", "plans")
+	corpus := filepath.Join(repoRoot(), "..", "shared", "corpus", "flink-plans", "restore-tests")
+	chain = read(filepath.Join(td, "dedup-then-aggregate.json"), filepath.Join(td, "judge-agg-chain.json"))
+	join = read(filepath.Join(td, "join-inner.json"), filepath.Join(corpus, "stream-exec-join_1", "join-inner-join-with-pk.json"))
+	return chain, join
+}
+
+// stateful returns the TTL-carrying nodes of p in file order.
+func stateful(p *Plan) []*Node {
+	var out []*Node
+	for _, n := range p.Nodes {
+		if n.HasState {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func set(t *testing.T, data []byte, path string, v any) []byte {
+	t.Helper()
+	out, err := sjson.SetBytes(data, path, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func setRaw(t *testing.T, data []byte, path, raw string) []byte {
+	t.Helper()
+	out, err := sjson.SetRawBytes(data, path, []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func del(t *testing.T, data []byte, path string) []byte {
+	t.Helper()
+	out, err := sjson.DeleteBytes(data, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func findingCodes(r *Report) string {
+	var parts []string
+	for _, f := range r.Findings {
+		parts = append(parts, fmt.Sprintf("%s %s %s", f.Severity, f.Code, f.Path))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func TestValidateFindsCorruption(t *testing.T) {
+	chain, join := basePlans(t)
+	cp := mustParseBytes(t, chain)
+	jp := mustParseBytes(t, join)
+	if r := cp.Validate(); r.Count(Error)+r.Count(Warning) != 0 {
+		t.Fatalf("the unedited chain plan should be clean: %s", findingCodes(r))
+	}
+	agg := stateful(cp)[1]
+	jn := stateful(jp)[0]
+	aggPath := fmt.Sprintf("nodes.%d", agg.Pos)
+	jnPath := fmt.Sprintf("nodes.%d", jn.Pos)
+
+	cases := []struct {
+		name     string
+		data     []byte
+		severity Severity
+		code     string
+		path     string
+	}{
+		{"duplicate node id", set(t, chain, "nodes.1.id", cp.Nodes[0].ID), Error, "duplicate-node-id", "nodes.1.id"},
+		{"edge to a missing node", set(t, chain, "edges.0.target", 99999), Error, "dangling-edge", "edges.0.target"},
+		{"edge from a missing node", set(t, chain, "edges.0.source", 99999), Error, "dangling-edge", "edges.0.source"},
+		{"cycle", setRaw(t, chain, "edges.-1", fmt.Sprintf(`{"source":%d,"target":%d}`, agg.ID, cp.Nodes[1].ID)), Error, "cycle", "edges"},
+		{"no edges", del(t, chain, "edges"), Error, "no-edges", "edges"},
+		{"empty edges", setRaw(t, chain, "edges", "[]"), Error, "no-edges", "edges"},
+		{"node without id", del(t, chain, "nodes.0.id"), Error, "bad-node", "nodes.0.id"},
+		{"state without name", del(t, chain, aggPath+".state.0.name"), Error, "bad-state", aggPath + ".state.0.name"},
+		{"state without ttl", del(t, chain, aggPath+".state.0.ttl"), Error, "bad-state", aggPath + ".state.0.ttl"},
+		{"state without index", del(t, chain, aggPath+".state.0.index"), Error, "bad-state", aggPath + ".state.0.index"},
+		{"ttl as a number", set(t, chain, aggPath+".state.0.ttl", 5), Error, "bad-state", aggPath + ".state.0.ttl"},
+		{"negative index", set(t, chain, aggPath+".state.0.index", -1), Error, "bad-state", aggPath + ".state.0.index"},
+		{"index out of range", set(t, chain, aggPath+".state.0.index", 1), Error, "state-index", aggPath + ".state.0.index"},
+		{"duplicate index", set(t, join, jnPath+".state.1.index", 0), Error, "state-index", jnPath + ".state.1.index"},
+		{"one state for two inputs", del(t, join, jnPath+".state.1"), Error, "state-count", jnPath + ".state"},
+		{"two states for one input", setRaw(t, chain, aggPath+".state.-1", `{"index":1,"ttl":"0 ms","name":"x"}`), Error, "state-count", aggPath + ".state"},
+		{"unknown unit", set(t, chain, aggPath+".state.0.ttl", "1 fortnight"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
+		{"negative ttl", set(t, chain, aggPath+".state.0.ttl", "-1 ms"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
+		{"empty ttl", set(t, chain, aggPath+".state.0.ttl", ""), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
+		{"ttl overflowing milliseconds", set(t, chain, aggPath+".state.0.ttl", "9223372036854775807 s"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
+		{"inputProperties without edge", setRaw(t, chain, "nodes.0.inputProperties", `[{}]`), Error, "input-count", "nodes.0.inputProperties"},
+		{"sub-millisecond ttl", set(t, chain, aggPath+".state.0.ttl", "1500 µs"), Warning, "ttl-sub-millisecond", aggPath + ".state.0.ttl"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Parse("broken.json", tc.data)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			r := p.Validate()
+			for _, f := range r.Findings {
+				if f.Severity == tc.severity && f.Code == tc.code && f.Path == tc.path {
+					if f.Message == "" {
+						t.Fatalf("finding %s has no message", f.Code)
+					}
+					return
+				}
+			}
+			t.Fatalf("want %s %s at %s; got: %s", tc.severity, tc.code, tc.path, findingCodes(r))
+		})
+	}
+}
+
+func mustParseBytes(t *testing.T, data []byte) *Plan {
+	t.Helper()
+	p, err := Parse("plan.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestValidateOmittedInputProperties: Flink 2.2+ leaves out empty inputProperties; the state
+// count is then checked against the edges, so a node without the field is still valid.
+func TestValidateOmittedInputProperties(t *testing.T) {
+	chain, _ := basePlans(t)
+	p := mustParseBytes(t, chain)
+	agg := stateful(p)[1]
+	q := mustParseBytes(t, del(t, chain, fmt.Sprintf("nodes.%d.inputProperties", agg.Pos)))
+	if r := q.Validate(); r.Count(Error) != 0 {
+		t.Fatalf("errors: %s", findingCodes(r))
+	}
+}
+
+// TestValidateTTLOrder checks the ordering rule on the dedup -> aggregate chain Flink compiled.
+func TestValidateTTLOrder(t *testing.T) {
+	chain, _ := basePlans(t)
+	p := mustParseBytes(t, chain)
+	sf := stateful(p)
+	up, down := sf[0], sf[1]
+	upTTL := fmt.Sprintf("nodes.%d.state.0.ttl", up.Pos)
+	downTTL := fmt.Sprintf("nodes.%d.state.0.ttl", down.Pos)
+	cases := []struct {
+		up, down string
+		warn     bool
+		fix      string
+	}{
+		{"1 d", "1 h", true, fmt.Sprintf("--set %d:%s=1d", down.ID, down.State[0].Name)},
+		{"0 ms", "1 h", true, fmt.Sprintf("--set %d:%s=never", down.ID, down.State[0].Name)},
+		{"1 h", "1 h", false, ""},
+		{"1 h", "1 d", false, ""},
+		{"1 h", "0 ms", false, ""},
+		{"0 ms", "0 ms", false, ""},
+		{"60 min", "3600000", false, ""}, // same value, different text
+		{"3600001 ms", "1 h", true, fmt.Sprintf("--set %d:%s=1h1ms", down.ID, down.State[0].Name)},
+	}
+	for _, tc := range cases {
+		data := set(t, set(t, chain, upTTL, tc.up), downTTL, tc.down)
+		r := mustParseBytes(t, data).Validate()
+		var got *Finding
+		for i, f := range r.Findings {
+			if f.Code == "ttl-order" {
+				got = &r.Findings[i]
+			}
+		}
+		if (got != nil) != tc.warn {
+			t.Errorf("up %q down %q: ttl-order warning %v, want %v (%s)", tc.up, tc.down, got != nil, tc.warn, findingCodes(r))
+			continue
+		}
+		if got == nil {
+			continue
+		}
+		if got.Severity != Warning || got.Upstream.Node != up.ID || got.Downstream.Node != down.ID {
+			t.Errorf("finding %+v names the wrong nodes", got)
+		}
+		if got.Route[0] != up.ID || got.Route[len(got.Route)-1] != down.ID {
+			t.Errorf("route %v does not run from %d to %d", got.Route, up.ID, down.ID)
+		}
+		if !strings.Contains(got.Fix, tc.fix) {
+			t.Errorf("fix %q does not contain %q", got.Fix, tc.fix)
+		}
+		if !strings.Contains(got.Message, fmt.Sprint(up.ID)) || !strings.Contains(got.Message, fmt.Sprint(down.ID)) {
+			t.Errorf("message %q does not name both nodes", got.Message)
+		}
+		// The suggested fix, applied, clears the finding.
+		fixed := set(t, data, downTTL, got.Upstream.TTL)
+		if r := mustParseBytes(t, fixed).Validate(); hasCode(r.Findings, "ttl-order") {
+			t.Errorf("raising the downstream TTL to %q leaves %s", got.Upstream.TTL, findingCodes(r))
+		}
+	}
+}
+
+func TestParseRejectsNonPlans(t *testing.T) {
+	chain, _ := basePlans(t)
+	cut := chain[:len(chain)/2]
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"truncated", cut, "not JSON"},
+		{"garbage", []byte("{\n  \"nodes\" : [ }\n"), "broken.json:2:"},
+		{"array", []byte(`[1, 2]`), "not a Flink compiled plan"},
+		{"no nodes", []byte(`{"flinkVersion": "2.3"}`), `no "nodes" array`},
+		{"nodes not an array", []byte(`{"nodes": {}}`), `no "nodes" array`},
+		{"empty", []byte(``), "not JSON"},
+	}
+	for _, tc := range cases {
+		_, err := Parse("broken.json", tc.data)
+		var pe *ParseError
+		if err == nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "broken.json") {
+			t.Errorf("%s: err = %v; want a ParseError naming the file and containing %q", tc.name, err, tc.want)
+		}
+	}
+	// The line and column point at the first bad byte.
+	_, err := Parse("broken.json", []byte("{\n  \"nodes\" : [ }\n"))
+	if pe := (*ParseError)(nil); errors.As(err, &pe) && (pe.Line != 2 || pe.Col != 15) {
+		t.Errorf("position %d:%d, want 2:15", pe.Line, pe.Col)
+	}
+}
+
+// TestPreFlip292Plan: a plan as Flink 1.15-1.17 wrote it has no "state" arrays. It is read,
+// its stateful nodes are classified as having no per-operator TTL, and selecting states
+// explains that a 1.18+ plan is needed. (Made from a real plan by removing what 1.18 added.)
+func TestPreFlip292Plan(t *testing.T) {
+	chain, _ := basePlans(t)
+	p := mustParseBytes(t, chain)
+	old := set(t, chain, "flinkVersion", "1.16")
+	for _, n := range stateful(p) {
+		old = del(t, old, fmt.Sprintf("nodes.%d.state", n.Pos))
+	}
+	q := mustParseBytes(t, old)
+	if q.HasAnyState() || len(q.States()) != 0 {
+		t.Fatal("state entries found in a plan without state arrays")
+	}
+	if r := q.Validate(); r.Count(Error) != 0 {
+		t.Fatalf("an old plan is valid: %s", findingCodes(r))
+	}
+	for _, n := range stateful(p) {
+		c, why := q.Node(n.ID).Classify()
+		if c != StatefulNoTTL || !strings.Contains(why, "1.18") {
+			t.Errorf("node %d: %v %q; want stateful-no-ttl naming Flink 1.18", n.ID, c, why)
+		}
+	}
+	_, err := q.Select(Selector{Text: "all", All: true, StateIdx: -1})
+	if err == nil || !strings.Contains(err.Error(), "1.18") {
+		t.Fatalf("Select(all) = %v; want an error saying a Flink 1.18+ plan is needed", err)
+	}
+}
