@@ -130,11 +130,10 @@ func set(lines []string) []string {
 	return out
 }
 
-func diffSets(t *testing.T, what string, got, want []string) {
-	t.Helper()
+func diffSets(what string, got, want []string) []string {
 	got, want = set(got), set(want)
 	if strings.Join(got, "\n") == strings.Join(want, "\n") {
-		return
+		return nil
 	}
 	g := map[string]bool{}
 	for _, l := range got {
@@ -155,8 +154,8 @@ func diffSets(t *testing.T, what string, got, want []string) {
 			extra = append(extra, l)
 		}
 	}
-	t.Errorf("%s: %d records, want %d\nmissing (first 5): %s\nextra (first 5): %s", what, len(got), len(want),
-		strings.Join(missing[:min(5, len(missing))], "\n  "), strings.Join(extra[:min(5, len(extra))], "\n  "))
+	return []string{fmt.Sprintf("%s: %d records, want %d\nmissing (first 5): %s\nextra (first 5): %s", what, len(got), len(want),
+		strings.Join(missing[:min(5, len(missing))], "\n  "), strings.Join(extra[:min(5, len(extra))], "\n  "))}
 }
 
 // TestDumpMatchesOracle compares `savepoint dump` with what Flink's State Processor API read from
@@ -165,93 +164,167 @@ func TestDumpMatchesOracle(t *testing.T) {
 	for _, ef := range fixtureExpectations(t) {
 		name := strings.TrimSuffix(filepath.Base(ef), ".expect.json")
 		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(ef)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var exp dumpExpectation
-			if err := json.Unmarshal(raw, &exp); err != nil {
-				t.Fatalf("%s: %v", ef, err)
-			}
-			sp, err := savepoint.Open(filepath.Join(filepath.Dir(ef), name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sp.Close()
-			for _, eo := range exp.Operators {
-				op, err := findOperator(sp.Metadata, "hash:"+eo.UIDHash)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var recs []dumpRecord
-				err = dumpOperator(sp, op, "", func(r dumpRecord) error {
-					recs = append(recs, r)
-					return nil
-				})
-				if exp.Format == "native" {
-					if !errors.Is(err, savepoint.ErrNotCanonical) && len(eo.KeyedStates) > 0 {
-						t.Errorf("operator %s: native savepoint: got error %v, want a refusal wrapping ErrNotCanonical", eo.UIDHash, err)
-					}
-					continue
-				}
-				if err != nil {
-					t.Fatalf("operator %s: %v", eo.UIDHash, err)
-				}
-				label := fmt.Sprintf("operator %s", eo.UIDHash)
-				if eo.UID != nil {
-					label = "operator uid " + *eo.UID
-				}
-				for _, ks := range eo.KeyedStates {
-					var got, want []string
-					for _, r := range recs {
-						if r.Keyed != nil && r.Keyed.Kind != "timer" && r.Keyed.State == ks.Name {
-							got = append(got, pick(t, r.Keyed, "key", "namespace", "userKey", "value"))
-							if ks.TTL && r.Keyed.TTL == nil {
-								t.Errorf("%s state %s: TTL state without ttlTimestamp", label, ks.Name)
-							}
-						}
-					}
-					for _, e := range ks.Entries {
-						c, err := canonical(e)
-						if err != nil {
-							t.Fatal(err)
-						}
-						want = append(want, c)
-					}
-					diffSets(t, label+" keyed state "+ks.Name, got, want)
-				}
-				var got, want []string
-				for _, r := range recs {
-					if r.Keyed != nil && r.Keyed.Kind == "timer" {
-						got = append(got, pick(t, r.Keyed, "kind", "key", "namespace", "timestamp"))
-					}
-				}
-				for _, e := range eo.Timers {
-					c, _ := canonical(e)
-					want = append(want, c)
-				}
-				diffSets(t, label+" timers", got, want)
-				for _, os := range eo.OperatorStates {
-					var got, want []string
-					for _, r := range recs {
-						if r.Operator != nil && r.Operator.State == os.Name {
-							if r.Operator.Mode != os.Mode {
-								t.Errorf("%s operator state %s: mode %s, want %s", label, os.Name, r.Operator.Mode, os.Mode)
-							}
-							if os.Mode == "broadcast" {
-								got = append(got, pick(t, r, "key", "value"))
-							} else {
-								got = append(got, pick(t, r, "value"))
-							}
-						}
-					}
-					for _, e := range os.Entries {
-						c, _ := canonical(e)
-						want = append(want, c)
-					}
-					diffSets(t, label+" operator state "+os.Name, got, want)
-				}
+			exp := readDumpExpectation(t, ef)
+			for _, p := range compareDump(t, filepath.Join(filepath.Dir(ef), name), exp) {
+				t.Error(p)
 			}
 		})
 	}
+}
+
+// TestDumpComparisonDetectsDifferences makes sure the comparison above can fail: a changed value,
+// a dropped entry and a changed timer in a real expectation must each be reported.
+func TestDumpComparisonDetectsDifferences(t *testing.T) {
+	ef := fixtureExpectations(t)[0]
+	dir := strings.TrimSuffix(ef, ".expect.json")
+	for _, tc := range []struct {
+		name   string
+		mutate func(e *dumpExpectation) bool
+	}{
+		{"changed value", func(e *dumpExpectation) bool {
+			for i := range e.Operators {
+				for j := range e.Operators[i].KeyedStates {
+					if es := e.Operators[i].KeyedStates[j].Entries; len(es) > 0 {
+						es[0] = json.RawMessage(strings.Replace(string(es[0]), `"value"`, `"value":"tampered","x"`, 1))
+						return true
+					}
+				}
+			}
+			return false
+		}},
+		{"dropped entry", func(e *dumpExpectation) bool {
+			for i := range e.Operators {
+				for j := range e.Operators[i].KeyedStates {
+					if es := e.Operators[i].KeyedStates[j].Entries; len(es) > 0 {
+						e.Operators[i].KeyedStates[j].Entries = es[1:]
+						return true
+					}
+				}
+			}
+			return false
+		}},
+		{"changed timer", func(e *dumpExpectation) bool {
+			for i := range e.Operators {
+				if ts := e.Operators[i].Timers; len(ts) > 0 {
+					ts[0] = json.RawMessage(strings.Replace(string(ts[0]), `"timestamp"`, `"timestamp":1,"x"`, 1))
+					return true
+				}
+			}
+			return false
+		}},
+	} {
+		exp := readDumpExpectation(t, ef)
+		if exp.Format == "native" || !tc.mutate(&exp) {
+			t.Logf("%s: %s has nothing to mutate", tc.name, ef)
+			continue
+		}
+		if p := compareDump(t, dir, exp); len(p) == 0 {
+			t.Errorf("%s: comparison reported no difference", tc.name)
+		}
+	}
+}
+
+func readDumpExpectation(t *testing.T, path string) dumpExpectation {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp dumpExpectation
+	if err := json.Unmarshal(raw, &exp); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return exp
+}
+
+// compareDump dumps every operator of the expectation from the savepoint in dir and returns the
+// differences.
+func compareDump(t *testing.T, dir string, exp dumpExpectation) []string {
+	t.Helper()
+	var problems []string
+	sp, err := savepoint.Open(dir)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer sp.Close()
+	for _, eo := range exp.Operators {
+		op, err := findOperator(sp.Metadata, "hash:"+eo.UIDHash)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		var recs []dumpRecord
+		err = dumpOperator(sp, op, "", func(r dumpRecord) error {
+			recs = append(recs, r)
+			return nil
+		})
+		if exp.Format == "native" {
+			if len(eo.KeyedStates) > 0 && !errors.Is(err, savepoint.ErrNotCanonical) {
+				problems = append(problems, fmt.Sprintf("operator %s: native savepoint: got error %v, want a refusal wrapping ErrNotCanonical", eo.UIDHash, err))
+			}
+			continue
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("operator %s: %v", eo.UIDHash, err))
+			continue
+		}
+		label := fmt.Sprintf("operator %s", eo.UIDHash)
+		if eo.UID != nil {
+			label = "operator uid " + *eo.UID
+		}
+		for _, ks := range eo.KeyedStates {
+			var got, want []string
+			for _, r := range recs {
+				if r.Keyed != nil && r.Keyed.Kind != "timer" && r.Keyed.State == ks.Name {
+					got = append(got, pick(t, r.Keyed, "key", "namespace", "userKey", "value"))
+					if ks.TTL && r.Keyed.TTL == nil {
+						problems = append(problems, fmt.Sprintf("%s state %s: TTL state without ttlTimestamp", label, ks.Name))
+					}
+				}
+			}
+			for _, e := range ks.Entries {
+				want = append(want, mustCanonical(t, e))
+			}
+			problems = append(problems, diffSets(label+" keyed state "+ks.Name, got, want)...)
+		}
+		var got, want []string
+		for _, r := range recs {
+			if r.Keyed != nil && r.Keyed.Kind == "timer" {
+				got = append(got, pick(t, r.Keyed, "kind", "key", "namespace", "timestamp"))
+			}
+		}
+		for _, e := range eo.Timers {
+			want = append(want, mustCanonical(t, e))
+		}
+		problems = append(problems, diffSets(label+" timers", got, want)...)
+		for _, os := range eo.OperatorStates {
+			var got, want []string
+			for _, r := range recs {
+				if r.Operator != nil && r.Operator.State == os.Name {
+					if r.Operator.Mode != os.Mode {
+						problems = append(problems, fmt.Sprintf("%s operator state %s: mode %s, want %s", label, os.Name, r.Operator.Mode, os.Mode))
+					}
+					if os.Mode == "broadcast" {
+						got = append(got, pick(t, r, "key", "value"))
+					} else {
+						got = append(got, pick(t, r, "value"))
+					}
+				}
+			}
+			for _, e := range os.Entries {
+				want = append(want, mustCanonical(t, e))
+			}
+			problems = append(problems, diffSets(label+" operator state "+os.Name, got, want)...)
+		}
+	}
+	return problems
+}
+
+func mustCanonical(t *testing.T, raw []byte) string {
+	t.Helper()
+	c, err := canonical(raw)
+	if err != nil {
+		t.Fatalf("expectation entry %s: %v", raw, err)
+	}
+	return c
 }
