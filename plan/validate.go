@@ -27,6 +27,23 @@ func (s Severity) String() string {
 // MarshalJSON writes "error" or "warning".
 func (s Severity) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
 
+// UnmarshalJSON reads "error" or "warning".
+func (s *Severity) UnmarshalJSON(b []byte) error {
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v {
+	case "error":
+		*s = Error
+	case "warning":
+		*s = Warning
+	default:
+		return fmt.Errorf("severity %q is neither error nor warning", v)
+	}
+	return nil
+}
+
 // StateRef names a state entry in a finding.
 type StateRef struct {
 	Node   int    `json:"node"`

@@ -171,6 +171,7 @@ func init() {
 				if c.Bool("json") {
 					enc := json.NewEncoder(c.App.Writer)
 					enc.SetIndent("", "  ")
+					enc.SetEscapeHTML(false)
 					if err := enc.Encode(l); err != nil {
 						return withCode(exitFailure, err)
 					}
