@@ -1,0 +1,295 @@
+package dev.statecraft.oracle.savepoints;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.streaming.api.datastream.BroadcastStream;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+
+import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.savepoints.FixtureFunctions.*;
+
+/**
+ * {@code savepoints OUTDIR}: runs each fixture job in a local MiniCluster, waits until every
+ * record is processed, takes a savepoint, moves it to OUTDIR/NAME/ and writes
+ * OUTDIR/NAME.expect.json by reading the savepoint back with the State Processor API.
+ * Optional further arguments restrict the run to the named fixtures.
+ */
+public final class SavepointJobs {
+    private SavepointJobs() {}
+
+    static final int RECORDS = 40;
+
+    /** One fixture: a job (by name) run with one backend and storage setting. */
+    record Fixture(String name, String job, String backend, boolean compression, boolean native_,
+                   boolean inline, int parallelism, int maxParallelism) {}
+
+    static final List<Fixture> FIXTURES = List.of(
+            new Fixture("keyed-hashmap", "keyed", "hashmap", false, false, false, 2, 128),
+            new Fixture("keyed-hashmap-compressed", "keyed", "hashmap", true, false, false, 2, 128),
+            new Fixture("keyed-rocksdb", "keyed", "rocksdb", false, false, false, 2, 128),
+            new Fixture("keyed-rocksdb-compressed", "keyed", "rocksdb", true, false, false, 2, 128),
+            new Fixture("keyed-maxpar-256", "keyed", "hashmap", false, false, false, 2, 256),
+            new Fixture("keyed-par3", "keyed", "hashmap", false, false, false, 3, 128),
+            new Fixture("keyed-inline", "keyed", "hashmap", false, false, true, 2, 128),
+            new Fixture("types-hashmap", "types", "hashmap", false, false, true, 2, 128),
+            new Fixture("types-rocksdb", "types", "rocksdb", false, false, false, 2, 128),
+            new Fixture("window-hashmap", "window", "hashmap", false, false, false, 2, 128),
+            new Fixture("operator-state", "operator-state", "hashmap", false, false, true, 2, 128),
+            new Fixture("native-rocksdb", "keyed", "rocksdb", false, true, false, 2, 128));
+
+    public static int run(String[] args) throws Exception {
+        if (args.length < 1) {
+            System.err.println("usage: savepoints OUTDIR [FIXTURE...]");
+            return 2;
+        }
+        Path out = Paths.get(args[0]).toAbsolutePath();
+        Files.createDirectories(out);
+        List<String> only = List.of(args).subList(1, args.length);
+        for (Fixture f : FIXTURES) {
+            if (!only.isEmpty() && !only.contains(f.name())) continue;
+            long t0 = System.currentTimeMillis();
+            make(f, out);
+            System.out.println(f.name() + "\t" + (System.currentTimeMillis() - t0) + " ms");
+        }
+        return 0;
+    }
+
+    static void make(Fixture f, Path out) throws Exception {
+        Configuration conf = new Configuration();
+        conf.setString("state.backend.type", f.backend());
+        conf.setString("execution.checkpointing.snapshot-compression", Boolean.toString(f.compression()));
+        // 0 bytes forces every state chunk into a file beside _metadata; the default (20 KiB)
+        // keeps these small states inline in _metadata as byte-stream handles.
+        if (!f.inline()) conf.setString("execution.checkpointing.data-inline-threshold", "0b");
+        Path tmp = Files.createTempDirectory(out, ".tmp-" + f.name());
+        // File-system checkpoint storage, so that the inline threshold above applies to savepoints.
+        conf.setString("execution.checkpointing.storage", "filesystem");
+        conf.setString("execution.checkpointing.dir", tmp.resolve("checkpoints").toUri().toString());
+        conf.setString("taskmanager.numberOfTaskSlots", "4");
+        conf.setString("rest.bind-port", "0");
+        conf.setString("pipeline.max-parallelism", Integer.toString(f.maxParallelism()));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(f.parallelism(), conf);
+        env.setMaxParallelism(f.maxParallelism());
+
+        FixtureFunctions.PROCESSED.set(0);
+        long expected = build(f.job(), env);
+        JobClient client = env.executeAsync("statecraft-fixture-" + f.name());
+        String location;
+        try {
+            long deadline = System.currentTimeMillis() + 120_000;
+            while (FixtureFunctions.PROCESSED.get() < expected) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException(f.name() + ": processed " + FixtureFunctions.PROCESSED.get() + " of " + expected + " records in 120 s");
+                }
+                JobStatus st = client.getJobStatus().get();
+                if (st.isGloballyTerminalState()) throw new IllegalStateException(f.name() + ": job ended early: " + st);
+                Thread.sleep(50);
+            }
+            if (FixtureFunctions.PROCESSED.get() != expected) {
+                throw new IllegalStateException(f.name() + ": processed " + FixtureFunctions.PROCESSED.get() + ", expected exactly " + expected);
+            }
+            location = client.triggerSavepoint(tmp.toUri().toString(), f.native_() ? SavepointFormatType.NATIVE : SavepointFormatType.CANONICAL).get();
+        } finally {
+            client.cancel().get();
+            try {
+                client.getJobExecutionResult().get();
+            } catch (Exception ignored) {
+                // cancelled on purpose
+            }
+        }
+
+        // Flink names the directory savepoint-<jobid prefix>-<random>; keep only its content.
+        Path sp = Paths.get(URI.create(location.startsWith("file:") ? location : "file:" + location));
+        Path dst = out.resolve(f.name());
+        deleteTree(dst);
+        Files.move(sp, dst);
+        deleteTree(tmp);
+
+        ObjectNode desc = describe(f, dst.toString());
+        ObjectNode expectation = StateDump.dump(dst.toString(), desc);
+        Json.write(out.resolve(f.name() + ".expect.json"), expectation);
+    }
+
+    static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p)) return;
+        try (Stream<Path> s = Files.walk(p)) {
+            for (Path q : s.sorted(Comparator.reverseOrder()).toList()) Files.delete(q);
+        }
+    }
+
+    /** Builds the job's pipeline; returns how many PROCESSED bumps mark it as done. */
+    static long build(String job, StreamExecutionEnvironment env) {
+        DataStream<Long> src = env.addSource(new FixedSource(RECORDS), "fixed-source", Types.LONG).uid("source").setParallelism(1);
+        switch (job) {
+            case "keyed":
+                src.keyBy(i -> (int) (i % 12), Types.INT).process(new IntKeyed()).returns(Types.LONG).uid("int-keyed").name("int-keyed");
+                return RECORDS;
+            case "types":
+                src.keyBy(i -> (i % 7) * 1_000_000_007L, Types.LONG).process(new LongKeyed()).returns(Types.LONG).uid("long-keyed").name("long-keyed");
+                src.keyBy(i -> "user-" + (i % 5), Types.STRING).process(new StringKeyed()).returns(Types.LONG).uid("string-keyed").name("string-keyed");
+                src.keyBy(new TupleKey(), Types.TUPLE(Types.INT, Types.STRING)).process(new TupleKeyed()).returns(Types.LONG).uid("tuple-keyed").name("tuple-keyed");
+                src.keyBy(i -> (int) (i % 6), Types.INT).process(new NoUidCounter()).returns(Types.LONG).name("nouid-counter");
+                return 4L * RECORDS;
+            case "window":
+                src.assignTimestampsAndWatermarks(WatermarkStrategy.<Long>forBoundedOutOfOrderness(Duration.ofDays(1))
+                                .withTimestampAssigner((e, ts) -> e * 600_000L))
+                        .uid("timestamps")
+                        .keyBy(i -> (int) (i % 3), Types.INT)
+                        .window(TumblingEventTimeWindows.of(Duration.ofHours(1)))
+                        .aggregate(new SumCount<Long>(true), Types.TUPLE(Types.LONG, Types.LONG), Types.TUPLE(Types.LONG, Types.LONG))
+                        .uid("window-agg").name("window-agg");
+                return RECORDS;
+            case "operator-state": {
+                DataStream<Long> rules = env.addSource(new FixedSource(3), "rules-source", Types.LONG).uid("rules-source").setParallelism(1);
+                BroadcastStream<Long> b = rules.broadcast(FixtureFunctions.RULES);
+                src.rebalance().map(new BufferMap()).returns(Types.LONG).uid("buffer-map").name("buffer-map")
+                        .keyBy(i -> (int) (i % 4), Types.INT).connect(b).process(new RuleMatcher()).returns(Types.LONG)
+                        .uid("broadcast-proc").name("broadcast-proc");
+                // every record through both operators, every rule to each broadcast subtask
+                return 2L * RECORDS + 3L * env.getParallelism();
+            }
+            default:
+                throw new IllegalArgumentException("unknown job " + job);
+        }
+    }
+
+    static final class TupleKey implements KeySelector<Long, Tuple2<Integer, String>> {
+        @Override
+        public Tuple2<Integer, String> getKey(Long i) {
+            return Tuple2.of((int) (i % 4), "t" + (i % 2));
+        }
+    }
+
+    // ---- job descriptions: the state layout the expectation records and the readers follow ----
+
+    static ObjectNode keyed(String name, String kind, String keyType, String valueType, String userKeyType, boolean ttl) {
+        ObjectNode s = Json.obj();
+        s.put("name", name);
+        s.put("kind", kind);
+        s.put("keyType", keyType);
+        s.put("valueType", valueType);
+        if (userKeyType == null) s.putNull("userKeyType");
+        else s.put("userKeyType", userKeyType);
+        s.put("ttl", ttl);
+        return s;
+    }
+
+    static ObjectNode opState(String name, String mode, String elementType, String keyType) {
+        ObjectNode s = Json.obj();
+        s.put("name", name);
+        s.put("mode", mode);
+        s.put("elementType", elementType);
+        if (keyType == null) s.putNull("keyType");
+        else s.put("keyType", keyType);
+        return s;
+    }
+
+    static ObjectNode operator(String uid, String uidHash, List<ObjectNode> keyed, List<ObjectNode> opStates) {
+        ObjectNode o = Json.obj();
+        if (uid == null) o.putNull("uid");
+        else o.put("uid", uid);
+        if (uidHash == null) o.putNull("uidHash");
+        else o.put("uidHash", uidHash);
+        ArrayNode k = Json.arr();
+        keyed.forEach(k::add);
+        o.set("keyedStates", k);
+        ArrayNode s = Json.arr();
+        opStates.forEach(s::add);
+        o.set("operatorStates", s);
+        return o;
+    }
+
+    static final String PAIR = "Tuple2<Long,Long>";
+
+    /** The description of a fixture: its job's operators and states (entries filled by the reader). */
+    static ObjectNode describe(Fixture f, String savepoint) throws Exception {
+        ObjectNode d = Json.obj();
+        d.put("job", f.job());
+        d.put("backend", f.backend());
+        d.put("format", f.native_() ? "native" : "canonical");
+        d.put("compression", f.compression());
+        List<ObjectNode> ops = new ArrayList<>();
+        switch (f.job()) {
+            case "keyed":
+                ops.add(operator("int-keyed", null, List.of(
+                        keyed("count", "value", "Integer", "Long", null, false),
+                        keyed("ratio", "value", "Integer", "Double", null, false),
+                        keyed("names", "list", "Integer", "String", null, false),
+                        keyed("seen", "map", "Integer", "Integer", "String", false),
+                        keyed("sum", "reducing", "Integer", "Long", null, false),
+                        keyed("minmax", "aggregating", "Integer", PAIR, null, false)), List.of()));
+                break;
+            case "types": {
+                ops.add(operator("long-keyed", null, List.of(
+                        keyed("last", "value", "Long", "String", null, false),
+                        keyed("history", "list", "Long", "Long", null, false),
+                        keyed("byName", "map", "Long", "String", "Long", false),
+                        keyed("account", "value", "Long", "Account", null, false)), List.of()));
+                ops.add(operator("string-keyed", null, List.of(
+                        keyed("pair", "value", "String", "Tuple2<Integer,String>", null, false),
+                        keyed("concat", "reducing", "String", "String", null, false),
+                        keyed("session", "value", "String", "String", null, true)), List.of()));
+                ops.add(operator("tuple-keyed", null, List.of(
+                        keyed("avg", "aggregating", "Tuple2<Integer,String>", PAIR, null, false),
+                        keyed("score", "value", "Tuple2<Integer,String>", "Integer", null, false),
+                        keyed("tags", "map", "Tuple2<Integer,String>", "Double", "String", false)), List.of()));
+                ops.add(operator(null, noUidHash(savepoint, "nouid-counter"), List.of(
+                        keyed("hits", "value", "Integer", "Integer", null, false)), List.of()));
+                break;
+            }
+            case "window":
+                ops.add(operator("window-agg", null, List.of(
+                        keyed(Specs.WINDOW_CONTENTS, "aggregating", "Integer", PAIR, null, false)), List.of()));
+                break;
+            case "operator-state":
+                ops.add(operator("buffer-map", null, List.of(), List.of(
+                        opState("buffer", "split", "String", null),
+                        opState("offsets", "union", "Long", null))));
+                ops.add(operator("broadcast-proc", null, List.of(
+                        keyed("seen", "value", "Integer", "Integer", null, false)), List.of(
+                        opState("rules", "broadcast", "Long", "String"))));
+                break;
+            default:
+                throw new IllegalArgumentException("unknown job " + f.job());
+        }
+        ArrayNode a = Json.arr();
+        ops.forEach(a::add);
+        d.set("operators", a);
+        return d;
+    }
+
+    /** The hash Flink generated for the operator without UID, found by its name in the metadata. */
+    static String noUidHash(String savepoint, String name) throws Exception {
+        String found = null;
+        for (JsonNode r : StateDump.metadata(savepoint)) {
+            if (r.get("operatorUid").isNull() && r.path("operatorName").asText().contains(name)) {
+                if (found != null) throw new IllegalStateException("two operators named " + name + " without uid");
+                found = r.get("operatorUidHash").asText();
+            }
+        }
+        if (found == null) throw new IllegalStateException("no operator named " + name + " without uid in " + savepoint);
+        return found;
+    }
+}
