@@ -13,6 +13,7 @@ import (
 	"github.com/statecraft/statecraft/statecore/javaio"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
 // fixture is one subtask's keyed-state stream of a real savepoint, loaded into memory.
@@ -323,4 +324,87 @@ func BenchmarkDecode1M(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entry")
+}
+
+// replaceClass rewrites every occurrence of a serializer-snapshot class name in a stream's header
+// (with its writeUTF length) and shifts the key-group offsets by the change in length.
+func replaceClass(t *testing.T, f *fixture, from, to string) ([]byte, *metadata.KeyGroupsHandle) {
+	t.Helper()
+	utf := func(s string) []byte { return append([]byte{byte(len(s) >> 8), byte(len(s))}, s...) }
+	h, err := ReadHeader(bytes.NewReader(f.data), f.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := bytes.Count(h.Raw, utf(from))
+	if n == 0 {
+		t.Fatalf("%s: header has no %s", f.name, from)
+	}
+	hdr := bytes.ReplaceAll(h.Raw, utf(from), utf(to))
+	delta := int64(len(hdr) - len(h.Raw))
+	data := append(hdr, f.data[len(h.Raw):]...)
+	kh := *f.handle
+	kh.Offsets = make([]int64, len(f.handle.Offsets))
+	for i, o := range f.handle.Offsets {
+		if o != 0 {
+			kh.Offsets[i] = o + delta
+		}
+	}
+	return data, &kh
+}
+
+// TestUnknownSnapshotClassStops: serializer snapshots have no length, so a class the reader does
+// not know ends the header read with an error naming the class and its offset.
+func TestUnknownSnapshotClassStops(t *testing.T) {
+	f := keyedFixtures(t, func(dir string) bool { return filepath.Base(dir) == "keyed-hashmap" })[0]
+	const long = "org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot"
+	const unknown = "com.example.serializers.MysterySerializer$MysterySerializerSnapshot"
+	data, _ := replaceClass(t, f, long, unknown)
+	_, err := ReadHeader(bytes.NewReader(data), f.name)
+	if err == nil {
+		t.Fatal("header with an unknown snapshot class was read")
+	}
+	var fe *javaio.FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), unknown) {
+		t.Fatalf("error %q does not name the class", err)
+	}
+	// The offset must point at the class name's length prefix.
+	if fe.Offset < 0 || int(fe.Offset)+2+len(unknown) > len(data) || string(data[fe.Offset+2:int(fe.Offset)+2+len(unknown)]) != unknown {
+		t.Errorf("error offset %d does not point at the class name: %v", fe.Offset, err)
+	}
+}
+
+// TestUndecodableValuesAreOpaque: a serializer whose snapshot is understood but whose bytes this
+// package cannot decode yields base64 of the value under the serializer's class name.
+func TestUndecodableValuesAreOpaque(t *testing.T) {
+	f := keyedFixtures(t, func(dir string) bool { return filepath.Base(dir) == "keyed-hashmap" })[0]
+	const long = "org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot"
+	// A simple (parameterless) snapshot class without a value decoder here.
+	const other = "org.apache.flink.api.common.typeutils.base.LocalDateSerializer$LocalDateSerializerSnapshot"
+	data, kh := replaceClass(t, f, long, other)
+	h, err := ReadHeader(bytes.NewReader(data), f.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDecoder(h, f.name, f.maxPar)
+	counts := 0
+	if err := scanBytes(data, f.name, h, kh, f.maxPar, func(e *Entry) error {
+		r, err := d.Decode(e)
+		if err != nil {
+			return err
+		}
+		if r.State != "count" {
+			return nil
+		}
+		o, ok := r.Value.(serializer.Opaque)
+		if !ok || o.Serializer != other || !bytes.Equal(o.Base64, e.Value) {
+			t.Errorf("count of key %v: %#v, want the value's 8 bytes as opaque %s", r.Key, r.Value, other)
+		}
+		counts++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if counts == 0 {
+		t.Fatal("no entries of state count")
+	}
 }

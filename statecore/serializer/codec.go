@@ -138,6 +138,12 @@ func NewCodec(s *Snapshot) Codec {
 		return pojoCodec{class: s.TypeClass, names: names, fields: fs}
 	case classEnum:
 		return enumCodec{names: s.Enum}
+	case classRow:
+		fs := make([]Codec, len(s.Nested))
+		for i := range s.Nested {
+			fs[i] = nested(i)
+		}
+		return rowCodec{kind: s.RowKind, fields: fs}
 	case classRowData:
 		return newRowDataCodec(s)
 	}
@@ -425,3 +431,46 @@ func (enumCodec) Known() bool   { return true }
 func Base64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 func utf16String(units []uint16) string { return string(utf16.Decode(units)) }
+
+// rowCodec decodes RowSerializer (position-based rows): a bit mask, then the non-null fields.
+//
+//	+------------------------------------------------+-----------------------------+
+//	| mask: ceil((2? + arity) / 8) bytes, MSB first  | non-null fields back to back |
+//	| [2 RowKind bits (kind&1, kind&2)] null bits    |                             |
+//	+------------------------------------------------+-----------------------------+
+//
+// The two RowKind bits are present when the snapshot says the serializer supports RowKind
+// (outer version >= 3). The row is decoded as a list of its fields.
+type rowCodec struct {
+	kind   bool
+	fields []Codec
+}
+
+func (c rowCodec) Decode(in *Input) any {
+	off := 0
+	if c.kind {
+		off = 2
+	}
+	n := off + len(c.fields)
+	mask := in.Bytes((n+7)/8, "row null mask")
+	if in.Err() != nil {
+		return nil
+	}
+	bit := func(j int) bool { return mask[j/8]&(0x80>>(j%8)) != 0 }
+	out := make([]any, len(c.fields))
+	for i, f := range c.fields {
+		if !bit(off + i) {
+			out[i] = f.Decode(in)
+		}
+	}
+	return out
+}
+func (rowCodec) FixedLen() int { return -1 }
+func (c rowCodec) Known() bool {
+	for _, f := range c.fields {
+		if !f.Known() {
+			return false
+		}
+	}
+	return true
+}
