@@ -328,3 +328,60 @@ func mustCanonical(t *testing.T, raw []byte) string {
 	}
 	return c
 }
+
+// TestDumpCLI runs the command as a user would: selectors, --state, the three formats and the
+// refusals with their exit codes.
+func TestDumpCLI(t *testing.T) {
+	fixtureExpectations(t)
+	dir := filepath.Join("..", "..", "testdata", "savepoints", "keyed-hashmap")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("fixture keyed-hashmap missing")
+	}
+	exp := readDumpExpectation(t, dir+".expect.json")
+	var hash string
+	for _, o := range exp.Operators {
+		if o.UID != nil && *o.UID == "int-keyed" {
+			hash = o.UIDHash
+		}
+	}
+	if hash == "" {
+		t.Fatal("keyed-hashmap expectation has no operator int-keyed")
+	}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		contains []string
+		lines    int // expected stdout lines, -1 = don't care
+	}{
+		{"uid selector, one state", []string{dir, "--operator", "uid:int-keyed", "--state", "count"}, exitOK, []string{`"state":"count"`}, 12},
+		{"hash selector", []string{dir, "--operator", "hash:" + strings.ToUpper(hash), "--state", "count"}, exitOK, []string{`"state":"count"`}, 12},
+		{"csv", []string{dir, "--operator", "uid:int-keyed", "--state", "names", "--format", "csv"}, exitOK, []string{"state,subtask,keyGroup,key", `names,,`}, 13},
+		{"table", []string{"--format", "table", dir, "--state", "seen", "--operator", "uid:int-keyed"}, exitOK, []string{"userKey", "seen"}, 13},
+		{"timer state", []string{dir, "--operator", "uid:int-keyed", "--state", "_timer_state/event_user-timers"}, exitOK, []string{`"kind":"event"`, `"timestamp":`}, -1},
+		{"unknown operator", []string{dir, "--operator", "uid:nope"}, exitFailure, []string{"no such operator", "uid:int-keyed"}, 0},
+		{"bad selector", []string{dir, "--operator", "int-keyed"}, exitFailure, []string{"uid:NAME or hash:HEX"}, 0},
+		{"unknown state", []string{dir, "--operator", "uid:int-keyed", "--state", "nope"}, exitFailure, []string{`"nope"`}, 0},
+		{"bad format", []string{dir, "--operator", "uid:int-keyed", "--format", "xml"}, exitFailure, []string{"jsonl, csv or table"}, 0},
+		{"missing savepoint", []string{dir + "-missing", "--operator", "uid:int-keyed"}, exitFailure, []string{"missing"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"savepoint", "dump"}, tc.args...), &stdout, &stderr)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.code, stderr.String())
+			}
+			all := stdout.String() + stderr.String()
+			for _, c := range tc.contains {
+				if !strings.Contains(all, c) {
+					t.Errorf("output lacks %q:\n%s", c, all)
+				}
+			}
+			if tc.lines >= 0 {
+				if n := strings.Count(stdout.String(), "\n"); n != tc.lines {
+					t.Errorf("%d output lines, want %d:\n%s", n, tc.lines, stdout.String())
+				}
+			}
+		})
+	}
+}
