@@ -109,16 +109,16 @@ func (c *blockCursor) u16(field string) (int, error) {
 // bytes reads an i32 length and that many bytes into buf (grown as needed). A length larger than
 // what the block can hold is refused before anything is allocated; in compressed blocks, where
 // that is unknown, the buffer grows with the data actually read.
-func (c *blockCursor) bytes(field string, buf []byte) ([]byte, error) {
+func (c *blockCursor) bytes(field, lengthField string, buf []byte) ([]byte, error) {
 	start := c.pos
 	p := c.b.scratch[:4]
-	if err := c.full(field+".length", p); err != nil {
+	if err := c.full(lengthField, p); err != nil {
 		return nil, err
 	}
 	n := int64(int32(binary.BigEndian.Uint32(p)))
 	if n < 0 || n > c.limit-c.pos {
 		c.pos = start
-		return nil, c.fail(field+".length", nil, "length %d out of range [0, %d]", n, max(c.limit-c.pos-4, 0))
+		return nil, c.fail(lengthField, nil, "length %d out of range [0, %d]", n, max(c.limit-c.pos-4, 0))
 	}
 	if int64(cap(buf)) >= n {
 		buf = buf[:n]
@@ -185,7 +185,7 @@ func (b *BlockReader) ReadBlock(src io.ReaderAt, size int64, off int64, kg int, 
 		if !b.Compressed {
 			e.Offset += off
 		}
-		b.key, err = c.bytes("key", b.key)
+		b.key, err = c.bytes("key", "key.length", b.key)
 		if err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (b *BlockReader) ReadBlock(src io.ReaderAt, size int64, off int64, kg int, 
 				return c.fail("key", nil, "key-group prefix %d in the block of key group %d", got, kg)
 			}
 		}
-		b.val, err = c.bytes("value", b.val)
+		b.val, err = c.bytes("value", "value.length", b.val)
 		if err != nil {
 			return err
 		}
