@@ -2,9 +2,11 @@ package keyed
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -406,5 +408,100 @@ func TestUndecodableValuesAreOpaque(t *testing.T) {
 	}
 	if counts == 0 {
 		t.Fatal("no entries of state count")
+	}
+}
+
+// TestStateTypesMatchExpectation: the kinds, TTL flags and Java types read from the serializer
+// snapshots of every fixture's header are the ones the oracle's job declared.
+func TestStateTypesMatchExpectation(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/savepoints/*.expect.json")
+	if len(files) == 0 {
+		t.Skip("no savepoint fixtures in testdata/savepoints")
+	}
+	norm := func(s string) string {
+		s = strings.ReplaceAll(s, " ", "")
+		return strings.ReplaceAll(s, "dev.statecraft.oracle.savepoints.", "")
+	}
+	checked := 0
+	for _, ef := range files {
+		raw, err := os.ReadFile(ef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var exp struct {
+			Format    string
+			Operators []struct {
+				UIDHash     string `json:"uidHash"`
+				KeyedStates []struct {
+					Name, Kind, KeyType, ValueType string
+					UserKeyType                    *string
+					TTL                            bool
+				} `json:"keyedStates"`
+			}
+		}
+		if err := json.Unmarshal(raw, &exp); err != nil {
+			t.Fatal(err)
+		}
+		if exp.Format == "native" {
+			continue
+		}
+		sp, err := savepoint.Open(strings.TrimSuffix(ef, ".expect.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, eo := range exp.Operators {
+			var op *metadata.OperatorState
+			for _, o := range sp.Metadata.Operators {
+				if o.ID.String() == eo.UIDHash {
+					op = o
+				}
+			}
+			if op == nil {
+				t.Fatalf("%s: no operator %s", ef, eo.UIDHash)
+			}
+			subs, closeAll, err := OpenSubtasks(sp, op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range subs {
+				for _, es := range eo.KeyedStates {
+					var sd *StateDecoder
+					for _, d := range s.Decoder.States {
+						if d.Meta.Name == es.Name {
+							sd = d
+						}
+					}
+					if sd == nil {
+						t.Errorf("%s %s: header has no state %q", ef, s.Name, es.Name)
+						continue
+					}
+					checked++
+					vs := sd.Meta.Serializer(SerValue)
+					switch sd.Kind {
+					case "list":
+						vs = vs.Nested[0]
+					case "map":
+						if got := norm(serializer.JavaType(vs.Nested[0])); es.UserKeyType == nil || got != norm(*es.UserKeyType) {
+							t.Errorf("%s state %s: user key type %s, want %v", ef, es.Name, got, es.UserKeyType)
+						}
+						vs = vs.Nested[1]
+					}
+					if got := norm(serializer.JavaType(serializer.UnwrapTTL(vs))); got != norm(es.ValueType) {
+						t.Errorf("%s state %s: value type %s, want %s", ef, es.Name, got, es.ValueType)
+					}
+					if got := norm(serializer.JavaType(s.Header.KeySerializer)); got != norm(es.KeyType) {
+						t.Errorf("%s state %s: key type %s, want %s", ef, es.Name, got, es.KeyType)
+					}
+					if sd.Kind != es.Kind || sd.TTL != es.TTL {
+						t.Errorf("%s state %s: kind %s ttl %v, want %s ttl %v", ef, es.Name, sd.Kind, sd.TTL, es.Kind, es.TTL)
+					}
+				}
+			}
+			closeAll()
+		}
+		sp.Close()
+	}
+	if checked == 0 {
+		t.Error("no keyed state was checked")
 	}
 }
