@@ -291,7 +291,12 @@ func printEdits(w io.Writer, file string, edits []plan.Edit) {
 	}
 	fmt.Fprintf(w, "%s: %d %s selected, %d changed\n", file, len(edits), plural(len(edits), "state", "states"), changed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, e := range edits {
+	const maxRows = 50 // a long list helps nobody; 'plan ttl list' shows everything
+	for i, e := range edits {
+		if i == maxRows {
+			fmt.Fprintf(tw, "  ... %d more\n", len(edits)-maxRows)
+			break
+		}
 		mark := "unchanged"
 		if e.Changed {
 			mark = "->"
