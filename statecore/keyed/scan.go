@@ -58,6 +58,12 @@ func OpenSubtasks(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]*Subta
 			closeAll()
 			return nil, nil, err
 		}
+		if kh.Tag() != metadata.TagSavepointKeyGroups {
+			if err := checkCanonicalLayout(s, s.Name, kh); err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+		}
 		out = append(out, &Subtask{Index: st.Index, Name: s.Name, Header: h, Handle: kh,
 			Decoder: NewDecoder(h, s.Name, int(op.MaxParallelism)), src: s, size: s.Size()})
 	}
@@ -99,4 +105,30 @@ func (s *Subtask) Records(want func(state string) bool, fn func(Record) error) e
 		return nil
 	}
 	return err
+}
+
+// checkCanonicalLayout tells the two layouts a non-savepoint key-groups handle (tag 12 or 3, a
+// checkpoint) may point at. A RocksDB full checkpoint uses the canonical blocks; a heap-backend
+// checkpoint uses the heap's own layout, whose blocks start with an i32 key-group number:
+//
+//	canonical:   i16 stateId (< numStates), i32 keyLen, ...   or the Snappy stream id FF 06 00 00
+//	heap native: i32 keyGroup, then per state a stream of {i16 stateId, state-table dump}
+func checkCanonicalLayout(r io.ReaderAt, name string, kh *metadata.KeyGroupsHandle) error {
+	for i, off := range kh.Offsets {
+		// Key group 0 cannot tell them apart: a canonical block of state 0 with a key shorter
+		// than 64 KiB also starts with 00 00 00 00. For any other key group the canonical first
+		// four bytes read as stateId<<16, never a key group below 32768 other than 0.
+		if off == 0 || kh.Range.Start+int32(i) == 0 {
+			continue
+		}
+		var b [4]byte
+		if _, err := r.ReadAt(b[:], off); err != nil {
+			return fmt.Errorf("%s: offset %d: key group %d: %w", name, off, int(kh.Range.Start)+i, err)
+		}
+		if int32(b[0])<<24|int32(b[1])<<16|int32(b[2])<<8|int32(b[3]) == kh.Range.Start+int32(i) {
+			return fmt.Errorf("%s: offset %d: the key-group block starts with its key-group number %d: this is a heap-backend checkpoint in the heap's own layout, which statecraft does not read; take a savepoint (canonical format) instead", name, off, int(kh.Range.Start)+i)
+		}
+		return nil
+	}
+	return nil
 }
