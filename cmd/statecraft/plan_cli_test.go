@@ -323,3 +323,28 @@ func TestPlanValidateExitCodes(t *testing.T) {
 		t.Fatalf("missing file: exit %d, want 1", code)
 	}
 }
+
+// TestPlanTTLSetForce: a result with validation errors is written only with --force, and the
+// findings are shown either way.
+func TestPlanTTLSetForce(t *testing.T) {
+	p := fixturePlan(t, "join-inner.json")
+	raw := readFile(t, p)
+	broken, err := sjson.SetBytes(raw, `edges.0.target`, 424242) // an edge to a missing node
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, broken, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCLI("plan", "ttl", "set", p, "--all", "--ttl", "1h")
+	if code != exitFindings || !strings.Contains(errs, "dangling-edge") || !bytes.Equal(readFile(t, p), broken) {
+		t.Fatalf("without --force: exit %d, file changed %v\n%s", code, !bytes.Equal(readFile(t, p), broken), errs)
+	}
+	code, _, errs = runCLI("plan", "ttl", "set", p, "--all", "--ttl", "1h", "--force")
+	if code != exitOK || !strings.Contains(errs, "dangling-edge") {
+		t.Fatalf("with --force: exit %d\n%s", code, errs)
+	}
+	if got := gjson.GetBytes(readFile(t, p), `nodes.#(type=="stream-exec-join_1").state.0.ttl`).String(); got != "1 h" {
+		t.Fatalf("--force did not write: ttl %q", got)
+	}
+}
