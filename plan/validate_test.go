@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -274,5 +275,27 @@ func TestPreFlip292Plan(t *testing.T) {
 	_, err := q.Select(Selector{Text: "all", All: true, StateIdx: -1})
 	if err == nil || !strings.Contains(err.Error(), "1.18") {
 		t.Fatalf("Select(all) = %v; want an error saying a Flink 1.18+ plan is needed", err)
+	}
+}
+
+// TestEscapedTTLText: a "ttl" string with JSON escapes is read as Flink's Jackson reads it
+// (unescaped), and an edit replaces the whole token, escapes included, and nothing else.
+func TestEscapedTTLText(t *testing.T) {
+	chain, _ := basePlans(t)
+	p := mustParseBytes(t, chain)
+	agg := stateful(p)[1]
+	path := fmt.Sprintf("nodes.%d.state.0.ttl", agg.Pos)
+	data := setRaw(t, chain, path, `"1\u0020d"`)
+	q := mustParseBytes(t, data)
+	s := q.Node(agg.ID).State[0]
+	if s.TTLErr != nil || s.TTLText != "1 d" || s.TTL.Millis() != 86400000 {
+		t.Fatalf("escaped ttl read as %q %v %v", s.TTLText, s.TTL, s.TTLErr)
+	}
+	out, _, err := q.Apply([]Change{{Entry: s, TTL: 3600000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := setRaw(t, chain, path, `"1 h"`); !bytes.Equal(out, want) {
+		t.Fatalf("edit of an escaped ttl:\n%s", out)
 	}
 }
