@@ -281,7 +281,12 @@ func TTLInner(c Codec) Codec {
 type listValueCodec struct{ elem Codec }
 
 func (c listValueCodec) Decode(in *Input) any {
-	n := in.Length("list size", 0)
+	// Every element takes at least one byte unless its serializer writes fixed zero-length values.
+	m := c.elem.FixedLen()
+	if m < 0 {
+		m = 1
+	}
+	n := in.Length("list size", m)
 	out := make([]any, 0, min(n, in.Remaining()+1))
 	for i := 0; i < n && in.Err() == nil; i++ {
 		out = append(out, c.elem.Decode(in))
@@ -297,7 +302,7 @@ func (c listValueCodec) Element() Codec { return c.elem }
 type mapValueCodec struct{ key, val Codec }
 
 func (c mapValueCodec) Decode(in *Input) any {
-	n := in.Length("map size", 0)
+	n := in.Length("map size", 2) // at least a key byte and the null flag
 	out := make([]MapEntry, 0, min(n, in.Remaining()+1))
 	for i := 0; i < n && in.Err() == nil; i++ {
 		e := MapEntry{Key: c.key.Decode(in)}
