@@ -33,6 +33,12 @@
 // "never expires"). The ordering rule is a warning, not an error, because Flink's documentation
 // states it as a guideline and accepts the plan; a short downstream TTL can be a deliberate
 // trade of accuracy for state size. --strict turns warnings into exit code 3.
+//
+// The ordering rule is checked per state entry: from the node feeding the input the entry holds,
+// the check walks upstream through stateless nodes (calc, exchange, union, ...) and stops at
+// every stateful node it meets. Each state of such a node with a per-operator TTL must expire no
+// later than the entry, 0 ms ("never") counting as the longest. A stateful node without a
+// per-operator TTL (a window operator, ...) ends the walk without a comparison.
 package plan
 
 import (
