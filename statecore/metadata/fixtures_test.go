@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -57,8 +58,10 @@ func TestFixturesRoundTrip(t *testing.T) {
 }
 
 // TestFixturesCorrupt cuts and flips bytes of real files: every cut must fail with an error that
-// names the file and an offset inside the data, and no flip may panic. (A flip may also produce
-// another valid file, e.g. in a size or name; then it must round-trip.)
+// names the file and an offset inside the data, and no flip may panic. A flip may also produce
+// another valid file (a size, a name, or a value Flink reads leniently: a "present" flag of 0x101
+// or a subtask count of -2^31 mean what 1 and -1 mean). Then re-encoding gives Flink's canonical
+// bytes, which must decode to the same metadata.
 func TestFixturesCorrupt(t *testing.T) {
 	for _, f := range fixtureFiles(t) {
 		data, err := os.ReadFile(f)
@@ -70,7 +73,7 @@ func TestFixturesCorrupt(t *testing.T) {
 			t.Fatal(err)
 		}
 		body := len(data) - len(m.Tail)
-		step := max(1, body/400) // keep the test quick on big files
+		step := max(1, body/200) // keep the test quick on big files
 		for n := 0; n < body; n += step {
 			_, err := Decode(bytes.NewReader(data[:n]), f)
 			var fe *javaio.FormatError
@@ -94,8 +97,12 @@ func TestFixturesCorrupt(t *testing.T) {
 					continue
 				}
 				var out bytes.Buffer
-				if err := Encode(&out, m2); err == nil && !bytes.Equal(out.Bytes(), b) {
-					t.Errorf("%s flip %#x at %d: accepted but does not round-trip", f, mask, i)
+				if err := Encode(&out, m2); err != nil {
+					continue // e.g. a flipped count now disagrees with its list; Encode refuses
+				}
+				m3, err := Decode(bytes.NewReader(out.Bytes()), f)
+				if err != nil || !reflect.DeepEqual(m3, m2) {
+					t.Errorf("%s flip %#x at %d: accepted, but its re-encoding decodes differently (%v)", f, mask, i, err)
 				}
 			}
 		}
