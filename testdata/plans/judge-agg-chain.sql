@@ -9,13 +9,13 @@ CREATE TABLE src (
   pt AS PROCTIME()
 ) WITH ('connector' = 'statecraft-source');
 
-CREATE TABLE sink_CHANGE (
+CREATE TABLE counts (
   k BIGINT,
   c BIGINT,
   s BIGINT
 ) WITH ('connector' = 'statecraft-sink');
 
-INSERT INTO sink_CHANGE
+INSERT INTO counts
 SELECT k, COUNT(*) AS c, SUM(v) AS s FROM (
   SELECT id, k, v FROM (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY pt DESC) AS rn

@@ -7,13 +7,13 @@ CREATE TABLE src (
   v BIGINT
 ) WITH ('connector' = 'statecraft-source');
 
-CREATE TABLE sink_CHANGE (
+CREATE TABLE counts (
   k BIGINT,
   c BIGINT,
   s BIGINT
 ) WITH ('connector' = 'statecraft-sink');
 
-INSERT INTO sink_CHANGE
+INSERT INTO counts
 SELECT k, COUNT(*) AS c, SUM(v) AS s
 FROM src
 GROUP BY k;

@@ -12,13 +12,13 @@ CREATE TABLE r (
   rv STRING
 ) WITH ('connector' = 'statecraft-source');
 
-CREATE TABLE sink_CHANGE (
+CREATE TABLE joined (
   k BIGINT,
   lv STRING,
   rv STRING
 ) WITH ('connector' = 'statecraft-sink');
 
-INSERT INTO sink_CHANGE
+INSERT INTO joined
 SELECT l.k, l.lv, r.rv
 FROM l
 JOIN r ON l.k = r.k;

@@ -95,7 +95,7 @@ public final class CollectSinkFactory implements DynamicTableSinkFactory {
         @Override
         public SinkRuntimeProvider getSinkRuntimeProvider(Context ctx) {
             return SinkFunctionProvider.of(
-                    new CollectSinkFunction(table, ctx.createDataStructureConverter(rowType)), 1);
+                    new CollectSinkFunction(table, ctx.createDataStructureConverter(rowType)));
         }
 
         @Override

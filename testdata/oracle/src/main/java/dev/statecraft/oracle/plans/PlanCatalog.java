@@ -278,17 +278,17 @@ public final class PlanCatalog {
                 List.of(
                         "CREATE TABLE l (\n  k BIGINT,\n  lv STRING\n) WITH ('connector' = 'statecraft-source')",
                         "CREATE TABLE r (\n  k BIGINT,\n  rv STRING\n) WITH ('connector' = 'statecraft-source')",
-                        "CREATE TABLE sink_CHANGE (\n  k BIGINT,\n  lv STRING,\n  rv STRING\n)"
+                        "CREATE TABLE joined (\n  k BIGINT,\n  lv STRING,\n  rv STRING\n)"
                                 + " WITH ('connector' = 'statecraft-sink')"),
-                "INSERT INTO sink_CHANGE\nSELECT l.k, l.lv, r.rv\nFROM l\nJOIN r ON l.k = r.k"));
+                "INSERT INTO joined\nSELECT l.k, l.lv, r.rv\nFROM l\nJOIN r ON l.k = r.k"));
         add(new Program("judge-agg-chain",
                 "Judge plan: deduplication (keep last per id) followed by a group aggregate per k.",
                 List.of(
                         "CREATE TABLE src (\n  id BIGINT,\n  k BIGINT,\n  v BIGINT,\n  pt AS PROCTIME()\n)"
                                 + " WITH ('connector' = 'statecraft-source')",
-                        "CREATE TABLE sink_CHANGE (\n  k BIGINT,\n  c BIGINT,\n  s BIGINT\n)"
+                        "CREATE TABLE counts (\n  k BIGINT,\n  c BIGINT,\n  s BIGINT\n)"
                                 + " WITH ('connector' = 'statecraft-sink')"),
-                "INSERT INTO sink_CHANGE\n"
+                "INSERT INTO counts\n"
                         + "SELECT k, COUNT(*) AS c, SUM(v) AS s FROM (\n"
                         + "  SELECT id, k, v FROM (\n"
                         + "    SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY pt DESC) AS rn\n"
@@ -299,9 +299,9 @@ public final class PlanCatalog {
                 "Judge plan: one group aggregate over a scripted source.",
                 List.of(
                         "CREATE TABLE src (\n  k BIGINT,\n  v BIGINT\n) WITH ('connector' = 'statecraft-source')",
-                        "CREATE TABLE sink_CHANGE (\n  k BIGINT,\n  c BIGINT,\n  s BIGINT\n)"
+                        "CREATE TABLE counts (\n  k BIGINT,\n  c BIGINT,\n  s BIGINT\n)"
                                 + " WITH ('connector' = 'statecraft-sink')"),
-                "INSERT INTO sink_CHANGE\nSELECT k, COUNT(*) AS c, SUM(v) AS s\nFROM src\nGROUP BY k"));
+                "INSERT INTO counts\nSELECT k, COUNT(*) AS c, SUM(v) AS s\nFROM src\nGROUP BY k"));
     }
 
     private static void add(Program p) {
