@@ -162,3 +162,45 @@ func TestSetEveryTTLPreservesOtherBytes(t *testing.T) {
 	}
 	t.Logf("edited every TTL of %d plans", edited)
 }
+
+// TestEditedEqualsReparse: the model Edited builds is the one parsing the edited bytes gives.
+func TestEditedEqualsReparse(t *testing.T) {
+	for _, f := range realPlans(t) {
+		p := mustParse(t, f)
+		var changes []Change
+		for i, s := range p.States() {
+			if i%2 == 0 { // leave some entries alone so offsets shift around unchanged ones
+				changes = append(changes, Change{Entry: s, TTL: ttl.TTL(int64(i+1) * 86400000 * 1001)})
+			}
+		}
+		out, edits, err := p.Apply(changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.Edited(out, edits)
+		want, err := Parse(f, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Nodes) != len(want.Nodes) || len(got.Edges) != len(want.Edges) {
+			t.Fatalf("%s: shape differs", f)
+		}
+		for i, n := range want.Nodes {
+			g := got.Nodes[i]
+			if g.ID != n.ID || g.Offset != n.Offset || g.Raw != n.Raw || len(g.Inputs) != len(n.Inputs) || len(g.Outputs) != len(n.Outputs) || len(g.State) != len(n.State) {
+				t.Fatalf("%s: node %d differs", f, n.ID)
+			}
+			for k, s := range n.State {
+				h := g.State[k]
+				if h.TTLText != s.TTLText || h.TTL != s.TTL || h.ttlStart != s.ttlStart || h.ttlEnd != s.ttlEnd || h.Index != s.Index || h.Name != s.Name {
+					t.Fatalf("%s: %s differs: %+v vs %+v", f, s.Path(), h, s)
+				}
+			}
+			for k, e := range n.Inputs {
+				if *g.Inputs[k] != *e {
+					t.Fatalf("%s: node %d input %d differs", f, n.ID, k)
+				}
+			}
+		}
+	}
+}

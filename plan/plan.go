@@ -289,7 +289,7 @@ func intValue(v gjson.Result) (int, bool) {
 }
 
 func (p *Plan) readNode(pos int, v gjson.Result) {
-	path := fmt.Sprintf("nodes.%d", pos)
+	path := "nodes." + strconv.Itoa(pos)
 	if !v.IsObject() {
 		p.problem(Error, "bad-node", path, "node is not a JSON object")
 		return
@@ -374,7 +374,7 @@ func (p *Plan) readState(n *Node, nodePath string, v gjson.Result) {
 	}
 	pos := 0
 	v.ForEach(func(_, e gjson.Result) bool {
-		ep := fmt.Sprintf("%s.%d", path, pos)
+		ep := path + "." + strconv.Itoa(pos)
 		s := &StateEntry{Node: n, Pos: pos, Index: -1, ttlStart: -1, ttlEnd: -1}
 		pos++
 		n.State = append(n.State, s)
@@ -437,7 +437,7 @@ func (p *Plan) readState(n *Node, nodePath string, v gjson.Result) {
 }
 
 func (p *Plan) readEdge(pos int, v gjson.Result) {
-	path := fmt.Sprintf("edges.%d", pos)
+	path := "edges." + strconv.Itoa(pos)
 	if !v.IsObject() {
 		p.problem(Error, "bad-edge", path, "edge is not a JSON object")
 		return

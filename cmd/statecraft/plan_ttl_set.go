@@ -237,11 +237,7 @@ func init() {
 				printEdits(errw, p.File, edits)
 
 				// Validate the result: that is what Flink will load.
-				q, err := plan.Parse(p.File, out)
-				if err != nil {
-					return withCode(exitFailure, fmt.Errorf("edited plan does not parse (a bug): %w", err))
-				}
-				report := q.Validate()
+				report := p.Edited(out, edits).Validate()
 				printFindings(errw, p.File, report.Findings)
 				nerr := report.Count(plan.Error)
 
