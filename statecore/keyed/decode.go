@@ -3,6 +3,7 @@ package keyed
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -159,9 +160,17 @@ func timerKind(name string) string {
 
 func (d *Decoder) fail(e *Entry, part string, err error) error {
 	field := fmt.Sprintf("keyGroup[%d].state(%q).%s", e.KeyGroup, d.States[e.StateID].Meta.Name, part)
-	off := e.Offset
+	// The entry is i32 keyLen, key, i32 valueLen, value: point at the failing byte itself.
+	off := e.Offset + 4
+	if part == "value" {
+		off += int64(len(e.Key)) + 4
+	}
+	var de *serializer.DecodeError
+	if errors.As(err, &de) {
+		off += int64(de.Pos)
+	}
 	if e.Compressed {
-		field += fmt.Sprintf(" (entry at decompressed byte %d of the Snappy block at offset %d)", e.Offset, e.BlockOffset)
+		field += fmt.Sprintf(" (decompressed byte %d of the Snappy block at offset %d)", off, e.BlockOffset)
 		off = e.BlockOffset
 	}
 	return &javaio.FormatError{Name: d.Name, Offset: off, Field: field, Msg: err.Error()}
