@@ -1,9 +1,10 @@
 package serializer
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"math"
-	"strings"
 )
 
 // rowDataCodec decodes Flink SQL's RowDataSerializer, which writes every row as a BinaryRowData:
@@ -78,7 +79,20 @@ func newRowDataCodec(s *Snapshot) Codec {
 func (c rowDataCodec) FixedLen() int { return -1 }
 func (c rowDataCodec) Known() bool   { return true }
 
-// Decode returns the row's fields as a list (SQL rows have no field names in their serializer).
+// BinaryRow is a decoded Flink SQL row: its RowKind, its fields, and the BinaryRowData bytes as
+// stored (what Flink hashes for the key group of a RowData key). It marshals as the list of its
+// fields, the shape of the oracle's expectations (SQL rows carry no field names in their
+// serializer).
+type BinaryRow struct {
+	Kind   string // +I, -U, +U, -D
+	Fields []any
+	Raw    []byte
+}
+
+// MarshalJSON writes the fields as a JSON array.
+func (r BinaryRow) MarshalJSON() ([]byte, error) { return json.Marshal(r.Fields) }
+
+// Decode returns a BinaryRow.
 func (c rowDataCodec) Decode(in *Input) any {
 	n := in.Length("row size", 1)
 	row := in.Bytes(n, "BinaryRowData")
@@ -128,14 +142,10 @@ func (c rowDataCodec) Decode(in *Input) any {
 				out[i] = append([]byte(nil), b...)
 			}
 		default:
-			cls := c.classes[i]
-			if j := strings.LastIndexByte(cls, '.'); j >= 0 {
-				cls = cls[j+1:]
-			}
 			out[i] = Opaque{Serializer: c.classes[i], Base64: append([]byte(nil), slot...)}
 		}
 	}
-	return out
+	return BinaryRow{Kind: RowKindOf(row[0]), Fields: out, Raw: bytes.Clone(row)}
 }
 
 // RowKindOf returns the RowKind short string of a BinaryRowData value's first byte.
