@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -259,6 +260,10 @@ func init() {
 					if _, err := c.App.Writer.Write(out); err != nil {
 						return withCode(exitFailure, err)
 					}
+					return nil
+				}
+				if dest == c.Args().First() && bytes.Equal(out, p.Raw) {
+					fmt.Fprintf(errw, "%s: no TTL changed; file left as it was\n", dest)
 					return nil
 				}
 				if err := safeio.WriteFile(dest, out, 0o644); err != nil {
