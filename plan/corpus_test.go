@@ -49,7 +49,7 @@ func realPlans(t testing.TB) []string {
 	return files
 }
 
-func mustParse(t testing.TB, path string) *Plan {
+func tParseFile(t testing.TB, path string) *Plan {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -66,7 +66,7 @@ func mustParse(t testing.TB, path string) *Plan {
 // (Flink loaded these plans in its own restore tests, so an error would be our bug).
 func TestRealPlansParseAndValidate(t *testing.T) {
 	for _, f := range realPlans(t) {
-		p := mustParse(t, f)
+		p := tParseFile(t, f)
 		r := p.Validate()
 		for _, fd := range r.Findings {
 			if fd.Severity == Error {
@@ -82,7 +82,7 @@ func TestRealPlansParseAndValidate(t *testing.T) {
 			t.Errorf("%s: %d edges, file has %d", f, got, want)
 		}
 		for _, n := range p.Nodes {
-			st := root.Get("nodes." + itoa(n.Pos) + ".state")
+			st := root.Get("nodes." + tItoa(n.Pos) + ".state")
 			if n.HasState != st.Exists() || len(n.State) != int(st.Get("#").Int()) {
 				t.Errorf("%s: node %d: state %v/%d, file has %v/%d", f, n.ID, n.HasState, len(n.State), st.Exists(), st.Get("#").Int())
 			}
@@ -90,7 +90,7 @@ func TestRealPlansParseAndValidate(t *testing.T) {
 				if s.TTLErr != nil {
 					t.Errorf("%s: %s: %v", f, s.Path(), s.TTLErr)
 				}
-				if raw := string(p.Raw[s.ttlStart:s.ttlEnd]); raw != st.Get(itoa(s.Pos)+".ttl").Raw {
+				if raw := string(p.Raw[s.ttlStart:s.ttlEnd]); raw != st.Get(tItoa(s.Pos)+".ttl").Raw {
 					t.Errorf("%s: %s: ttl span holds %q", f, s.Path(), raw)
 				}
 			}
@@ -98,7 +98,7 @@ func TestRealPlansParseAndValidate(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
+func tItoa(i int) string { return strconv.Itoa(i) }
 
 // TestSetEveryTTLPreservesOtherBytes sets every TTL of every real plan to a new value and
 // checks that the result differs from the original only inside the "ttl" strings, and that
@@ -106,7 +106,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 func TestSetEveryTTLPreservesOtherBytes(t *testing.T) {
 	edited := 0
 	for _, f := range realPlans(t) {
-		p := mustParse(t, f)
+		p := tParseFile(t, f)
 		states := p.States()
 		if len(states) == 0 {
 			continue
@@ -143,7 +143,7 @@ func TestSetEveryTTLPreservesOtherBytes(t *testing.T) {
 		}
 		// An independent reader sees the new values by path, and the edited plan re-parses.
 		for i, s := range states {
-			got := gjson.GetBytes(out, "nodes."+itoa(s.Node.Pos)+".state."+itoa(s.Pos)+".ttl").String()
+			got := gjson.GetBytes(out, "nodes."+tItoa(s.Node.Pos)+".state."+tItoa(s.Pos)+".ttl").String()
 			if want := ttl.TTL(3600000 + int64(i)*1000).Text(); got != want {
 				t.Fatalf("%s: %s.ttl = %q after the edit, want %q", f, s.Path(), got, want)
 			}
@@ -166,7 +166,7 @@ func TestSetEveryTTLPreservesOtherBytes(t *testing.T) {
 // TestEditedEqualsReparse: the model Edited builds is the one parsing the edited bytes gives.
 func TestEditedEqualsReparse(t *testing.T) {
 	for _, f := range realPlans(t) {
-		p := mustParse(t, f)
+		p := tParseFile(t, f)
 		var changes []Change
 		for i, s := range p.States() {
 			if i%2 == 0 { // leave some entries alone so offsets shift around unchanged ones

@@ -12,10 +12,10 @@ import (
 	"github.com/tidwall/sjson"
 )
 
-// basePlan returns a real plan Flink compiled with a chain of two TTL-carrying operators
+// tBasePlans returns a real plan Flink compiled with a chain of two TTL-carrying operators
 // (deduplicate, then group aggregate) and the path of a plan with a two-input join. The
 // corruption tests below start from these bytes and break one thing each.
-func basePlans(t *testing.T) (chain, join []byte) {
+func tBasePlans(t *testing.T) (chain, join []byte) {
 	t.Helper()
 	read := func(cands ...string) []byte {
 		for _, c := range cands {
@@ -33,8 +33,8 @@ func basePlans(t *testing.T) (chain, join []byte) {
 	return chain, join
 }
 
-// stateful returns the TTL-carrying nodes of p in file order.
-func stateful(p *Plan) []*Node {
+// ttlNodes returns the TTL-carrying nodes of p in file order.
+func ttlNodes(p *Plan) []*Node {
 	var out []*Node
 	for _, n := range p.Nodes {
 		if n.HasState {
@@ -44,7 +44,7 @@ func stateful(p *Plan) []*Node {
 	return out
 }
 
-func set(t *testing.T, data []byte, path string, v any) []byte {
+func tSet(t *testing.T, data []byte, path string, v any) []byte {
 	t.Helper()
 	out, err := sjson.SetBytes(data, path, v)
 	if err != nil {
@@ -53,7 +53,7 @@ func set(t *testing.T, data []byte, path string, v any) []byte {
 	return out
 }
 
-func setRaw(t *testing.T, data []byte, path, raw string) []byte {
+func tSetRaw(t *testing.T, data []byte, path, raw string) []byte {
 	t.Helper()
 	out, err := sjson.SetRawBytes(data, path, []byte(raw))
 	if err != nil {
@@ -62,7 +62,7 @@ func setRaw(t *testing.T, data []byte, path, raw string) []byte {
 	return out
 }
 
-func del(t *testing.T, data []byte, path string) []byte {
+func tDel(t *testing.T, data []byte, path string) []byte {
 	t.Helper()
 	out, err := sjson.DeleteBytes(data, path)
 	if err != nil {
@@ -71,7 +71,7 @@ func del(t *testing.T, data []byte, path string) []byte {
 	return out
 }
 
-func findingCodes(r *Report) string {
+func tCodes(r *Report) string {
 	var parts []string
 	for _, f := range r.Findings {
 		parts = append(parts, fmt.Sprintf("%s %s %s", f.Severity, f.Code, f.Path))
@@ -80,14 +80,14 @@ func findingCodes(r *Report) string {
 }
 
 func TestValidateFindsCorruption(t *testing.T) {
-	chain, join := basePlans(t)
-	cp := mustParseBytes(t, chain)
-	jp := mustParseBytes(t, join)
+	chain, join := tBasePlans(t)
+	cp := tParseBytes(t, chain)
+	jp := tParseBytes(t, join)
 	if r := cp.Validate(); r.Count(Error)+r.Count(Warning) != 0 {
-		t.Fatalf("the unedited chain plan should be clean: %s", findingCodes(r))
+		t.Fatalf("the unedited chain plan should be clean: %s", tCodes(r))
 	}
-	agg := stateful(cp)[1]
-	jn := stateful(jp)[0]
+	agg := ttlNodes(cp)[1]
+	jn := ttlNodes(jp)[0]
 	aggPath := fmt.Sprintf("nodes.%d", agg.Pos)
 	jnPath := fmt.Sprintf("nodes.%d", jn.Pos)
 
@@ -98,28 +98,28 @@ func TestValidateFindsCorruption(t *testing.T) {
 		code     string
 		path     string
 	}{
-		{"duplicate node id", set(t, chain, "nodes.1.id", cp.Nodes[0].ID), Error, "duplicate-node-id", "nodes.1.id"},
-		{"edge to a missing node", set(t, chain, "edges.0.target", 99999), Error, "dangling-edge", "edges.0.target"},
-		{"edge from a missing node", set(t, chain, "edges.0.source", 99999), Error, "dangling-edge", "edges.0.source"},
-		{"cycle", setRaw(t, chain, "edges.-1", fmt.Sprintf(`{"source":%d,"target":%d}`, agg.ID, cp.Nodes[1].ID)), Error, "cycle", "edges"},
-		{"no edges", del(t, chain, "edges"), Error, "no-edges", "edges"},
-		{"empty edges", setRaw(t, chain, "edges", "[]"), Error, "no-edges", "edges"},
-		{"node without id", del(t, chain, "nodes.0.id"), Error, "bad-node", "nodes.0.id"},
-		{"state without name", del(t, chain, aggPath+".state.0.name"), Error, "bad-state", aggPath + ".state.0.name"},
-		{"state without ttl", del(t, chain, aggPath+".state.0.ttl"), Error, "bad-state", aggPath + ".state.0.ttl"},
-		{"state without index", del(t, chain, aggPath+".state.0.index"), Error, "bad-state", aggPath + ".state.0.index"},
-		{"ttl as a number", set(t, chain, aggPath+".state.0.ttl", 5), Error, "bad-state", aggPath + ".state.0.ttl"},
-		{"negative index", set(t, chain, aggPath+".state.0.index", -1), Error, "bad-state", aggPath + ".state.0.index"},
-		{"index out of range", set(t, chain, aggPath+".state.0.index", 1), Error, "state-index", aggPath + ".state.0.index"},
-		{"duplicate index", set(t, join, jnPath+".state.1.index", 0), Error, "state-index", jnPath + ".state.1.index"},
-		{"one state for two inputs", del(t, join, jnPath+".state.1"), Error, "state-count", jnPath + ".state"},
-		{"two states for one input", setRaw(t, chain, aggPath+".state.-1", `{"index":1,"ttl":"0 ms","name":"x"}`), Error, "state-count", aggPath + ".state"},
-		{"unknown unit", set(t, chain, aggPath+".state.0.ttl", "1 fortnight"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
-		{"negative ttl", set(t, chain, aggPath+".state.0.ttl", "-1 ms"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
-		{"empty ttl", set(t, chain, aggPath+".state.0.ttl", ""), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
-		{"ttl overflowing milliseconds", set(t, chain, aggPath+".state.0.ttl", "9223372036854775807 s"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
-		{"inputProperties without edge", setRaw(t, chain, "nodes.0.inputProperties", `[{}]`), Error, "input-count", "nodes.0.inputProperties"},
-		{"sub-millisecond ttl", set(t, chain, aggPath+".state.0.ttl", "1500 µs"), Warning, "ttl-sub-millisecond", aggPath + ".state.0.ttl"},
+		{"duplicate node id", tSet(t, chain, "nodes.1.id", cp.Nodes[0].ID), Error, "duplicate-node-id", "nodes.1.id"},
+		{"edge to a missing node", tSet(t, chain, "edges.0.target", 99999), Error, "dangling-edge", "edges.0.target"},
+		{"edge from a missing node", tSet(t, chain, "edges.0.source", 99999), Error, "dangling-edge", "edges.0.source"},
+		{"cycle", tSetRaw(t, chain, "edges.-1", fmt.Sprintf(`{"source":%d,"target":%d}`, agg.ID, cp.Nodes[1].ID)), Error, "cycle", "edges"},
+		{"no edges", tDel(t, chain, "edges"), Error, "no-edges", "edges"},
+		{"empty edges", tSetRaw(t, chain, "edges", "[]"), Error, "no-edges", "edges"},
+		{"node without id", tDel(t, chain, "nodes.0.id"), Error, "bad-node", "nodes.0.id"},
+		{"state without name", tDel(t, chain, aggPath+".state.0.name"), Error, "bad-state", aggPath + ".state.0.name"},
+		{"state without ttl", tDel(t, chain, aggPath+".state.0.ttl"), Error, "bad-state", aggPath + ".state.0.ttl"},
+		{"state without index", tDel(t, chain, aggPath+".state.0.index"), Error, "bad-state", aggPath + ".state.0.index"},
+		{"ttl as a number", tSet(t, chain, aggPath+".state.0.ttl", 5), Error, "bad-state", aggPath + ".state.0.ttl"},
+		{"negative index", tSet(t, chain, aggPath+".state.0.index", -1), Error, "bad-state", aggPath + ".state.0.index"},
+		{"index out of range", tSet(t, chain, aggPath+".state.0.index", 1), Error, "state-index", aggPath + ".state.0.index"},
+		{"duplicate index", tSet(t, join, jnPath+".state.1.index", 0), Error, "state-index", jnPath + ".state.1.index"},
+		{"one state for two inputs", tDel(t, join, jnPath+".state.1"), Error, "state-count", jnPath + ".state"},
+		{"two states for one input", tSetRaw(t, chain, aggPath+".state.-1", `{"index":1,"ttl":"0 ms","name":"x"}`), Error, "state-count", aggPath + ".state"},
+		{"unknown unit", tSet(t, chain, aggPath+".state.0.ttl", "1 fortnight"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
+		{"negative ttl", tSet(t, chain, aggPath+".state.0.ttl", "-1 ms"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
+		{"empty ttl", tSet(t, chain, aggPath+".state.0.ttl", ""), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
+		{"ttl overflowing milliseconds", tSet(t, chain, aggPath+".state.0.ttl", "9223372036854775807 s"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
+		{"inputProperties without edge", tSetRaw(t, chain, "nodes.0.inputProperties", `[{}]`), Error, "input-count", "nodes.0.inputProperties"},
+		{"sub-millisecond ttl", tSet(t, chain, aggPath+".state.0.ttl", "1500 µs"), Warning, "ttl-sub-millisecond", aggPath + ".state.0.ttl"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,12 +136,12 @@ func TestValidateFindsCorruption(t *testing.T) {
 					return
 				}
 			}
-			t.Fatalf("want %s %s at %s; got: %s", tc.severity, tc.code, tc.path, findingCodes(r))
+			t.Fatalf("want %s %s at %s; got: %s", tc.severity, tc.code, tc.path, tCodes(r))
 		})
 	}
 }
 
-func mustParseBytes(t *testing.T, data []byte) *Plan {
+func tParseBytes(t *testing.T, data []byte) *Plan {
 	t.Helper()
 	p, err := Parse("plan.json", data)
 	if err != nil {
@@ -153,20 +153,20 @@ func mustParseBytes(t *testing.T, data []byte) *Plan {
 // TestValidateOmittedInputProperties: Flink 2.2+ leaves out empty inputProperties; the state
 // count is then checked against the edges, so a node without the field is still valid.
 func TestValidateOmittedInputProperties(t *testing.T) {
-	chain, _ := basePlans(t)
-	p := mustParseBytes(t, chain)
-	agg := stateful(p)[1]
-	q := mustParseBytes(t, del(t, chain, fmt.Sprintf("nodes.%d.inputProperties", agg.Pos)))
+	chain, _ := tBasePlans(t)
+	p := tParseBytes(t, chain)
+	agg := ttlNodes(p)[1]
+	q := tParseBytes(t, tDel(t, chain, fmt.Sprintf("nodes.%d.inputProperties", agg.Pos)))
 	if r := q.Validate(); r.Count(Error) != 0 {
-		t.Fatalf("errors: %s", findingCodes(r))
+		t.Fatalf("errors: %s", tCodes(r))
 	}
 }
 
 // TestValidateTTLOrder checks the ordering rule on the dedup -> aggregate chain Flink compiled.
 func TestValidateTTLOrder(t *testing.T) {
-	chain, _ := basePlans(t)
-	p := mustParseBytes(t, chain)
-	sf := stateful(p)
+	chain, _ := tBasePlans(t)
+	p := tParseBytes(t, chain)
+	sf := ttlNodes(p)
 	up, down := sf[0], sf[1]
 	upTTL := fmt.Sprintf("nodes.%d.state.0.ttl", up.Pos)
 	downTTL := fmt.Sprintf("nodes.%d.state.0.ttl", down.Pos)
@@ -185,8 +185,8 @@ func TestValidateTTLOrder(t *testing.T) {
 		{"3600001 ms", "1 h", true, fmt.Sprintf("--set %d:%s=1h1ms", down.ID, down.State[0].Name)},
 	}
 	for _, tc := range cases {
-		data := set(t, set(t, chain, upTTL, tc.up), downTTL, tc.down)
-		r := mustParseBytes(t, data).Validate()
+		data := tSet(t, tSet(t, chain, upTTL, tc.up), downTTL, tc.down)
+		r := tParseBytes(t, data).Validate()
 		var got *Finding
 		for i, f := range r.Findings {
 			if f.Code == "ttl-order" {
@@ -194,7 +194,7 @@ func TestValidateTTLOrder(t *testing.T) {
 			}
 		}
 		if (got != nil) != tc.warn {
-			t.Errorf("up %q down %q: ttl-order warning %v, want %v (%s)", tc.up, tc.down, got != nil, tc.warn, findingCodes(r))
+			t.Errorf("up %q down %q: ttl-order warning %v, want %v (%s)", tc.up, tc.down, got != nil, tc.warn, tCodes(r))
 			continue
 		}
 		if got == nil {
@@ -213,15 +213,15 @@ func TestValidateTTLOrder(t *testing.T) {
 			t.Errorf("message %q does not name both nodes", got.Message)
 		}
 		// The suggested fix, applied, clears the finding.
-		fixed := set(t, data, downTTL, got.Upstream.TTL)
-		if r := mustParseBytes(t, fixed).Validate(); hasCode(r.Findings, "ttl-order") {
-			t.Errorf("raising the downstream TTL to %q leaves %s", got.Upstream.TTL, findingCodes(r))
+		fixed := tSet(t, data, downTTL, got.Upstream.TTL)
+		if r := tParseBytes(t, fixed).Validate(); hasCode(r.Findings, "ttl-order") {
+			t.Errorf("raising the downstream TTL to %q leaves %s", got.Upstream.TTL, tCodes(r))
 		}
 	}
 }
 
 func TestParseRejectsNonPlans(t *testing.T) {
-	chain, _ := basePlans(t)
+	chain, _ := tBasePlans(t)
 	cut := chain[:len(chain)/2]
 	cases := []struct {
 		name string
@@ -253,20 +253,20 @@ func TestParseRejectsNonPlans(t *testing.T) {
 // its stateful nodes are classified as having no per-operator TTL, and selecting states
 // explains that a 1.18+ plan is needed. (Made from a real plan by removing what 1.18 added.)
 func TestPreFlip292Plan(t *testing.T) {
-	chain, _ := basePlans(t)
-	p := mustParseBytes(t, chain)
-	old := set(t, chain, "flinkVersion", "1.16")
-	for _, n := range stateful(p) {
-		old = del(t, old, fmt.Sprintf("nodes.%d.state", n.Pos))
+	chain, _ := tBasePlans(t)
+	p := tParseBytes(t, chain)
+	old := tSet(t, chain, "flinkVersion", "1.16")
+	for _, n := range ttlNodes(p) {
+		old = tDel(t, old, fmt.Sprintf("nodes.%d.state", n.Pos))
 	}
-	q := mustParseBytes(t, old)
+	q := tParseBytes(t, old)
 	if q.HasAnyState() || len(q.States()) != 0 {
 		t.Fatal("state entries found in a plan without state arrays")
 	}
 	if r := q.Validate(); r.Count(Error) != 0 {
-		t.Fatalf("an old plan is valid: %s", findingCodes(r))
+		t.Fatalf("an old plan is valid: %s", tCodes(r))
 	}
-	for _, n := range stateful(p) {
+	for _, n := range ttlNodes(p) {
 		c, why := q.Node(n.ID).Classify()
 		if c != StatefulNoTTL || !strings.Contains(why, "1.18") {
 			t.Errorf("node %d: %v %q; want stateful-no-ttl naming Flink 1.18", n.ID, c, why)
@@ -281,12 +281,12 @@ func TestPreFlip292Plan(t *testing.T) {
 // TestEscapedTTLText: a "ttl" string with JSON escapes is read as Flink's Jackson reads it
 // (unescaped), and an edit replaces the whole token, escapes included, and nothing else.
 func TestEscapedTTLText(t *testing.T) {
-	chain, _ := basePlans(t)
-	p := mustParseBytes(t, chain)
-	agg := stateful(p)[1]
+	chain, _ := tBasePlans(t)
+	p := tParseBytes(t, chain)
+	agg := ttlNodes(p)[1]
 	path := fmt.Sprintf("nodes.%d.state.0.ttl", agg.Pos)
-	data := setRaw(t, chain, path, `"1\u0020d"`)
-	q := mustParseBytes(t, data)
+	data := tSetRaw(t, chain, path, `"1\u0020d"`)
+	q := tParseBytes(t, data)
 	s := q.Node(agg.ID).State[0]
 	if s.TTLErr != nil || s.TTLText != "1 d" || s.TTL.Millis() != 86400000 {
 		t.Fatalf("escaped ttl read as %q %v %v", s.TTLText, s.TTL, s.TTLErr)
@@ -295,7 +295,7 @@ func TestEscapedTTLText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := setRaw(t, chain, path, `"1 h"`); !bytes.Equal(out, want) {
+	if want := tSetRaw(t, chain, path, `"1 h"`); !bytes.Equal(out, want) {
 		t.Fatalf("edit of an escaped ttl:\n%s", out)
 	}
 }
