@@ -24,8 +24,13 @@ fi
 size=$(wc -c < "$work/plan.json")
 states=$(jq '[.nodes[].state[]?] | length' "$work/plan.json")
 
-sc_cmd="$work/statecraft plan ttl set $work/plan.json --all --ttl 1h -o $work/sc.json 2>/dev/null"
-jq_cmd="jq '(.nodes[].state[]?.ttl) |= \"1 h\"' $work/plan.json > $work/jq.json"
+# Each measured command is a tiny script, so hyperfine and the fallback loop run the same thing
+# and no quoting is nested.
+printf '#!/bin/sh\nexec "%s/statecraft" plan ttl set "%s/plan.json" --all --ttl 1h -o "%s/sc.json" 2>/dev/null\n' "$work" "$work" "$work" > "$work/sc.sh"
+printf '#!/bin/sh\nexec jq %s "%s/plan.json" > "%s/jq.json"\n' "'(.nodes[].state[]?.ttl) |= \"1 h\"'" "$work" "$work" > "$work/jq.sh"
+chmod +x "$work/sc.sh" "$work/jq.sh"
+sc_cmd="$work/sc.sh"
+jq_cmd="$work/jq.sh"
 
 # Same result first: a benchmark of two different edits would mean nothing.
 eval "$sc_cmd"
@@ -54,7 +59,7 @@ mean_min() { # command -> "mean min" in ms
 
 if command -v hyperfine >/dev/null 2>&1; then
   hyperfine -N --warmup 2 --runs "$runs" --export-json "$work/h.json" \
-    -n statecraft "sh -c '$sc_cmd'" -n jq "sh -c '$jq_cmd'" >&2
+    -n statecraft "$sc_cmd" -n jq "$jq_cmd" >&2
   read -r sc_mean sc_min < <(jq -r '.results[0] | "\(.mean*1000) \(.min*1000)"' "$work/h.json")
   read -r jq_mean jq_min < <(jq -r '.results[1] | "\(.mean*1000) \(.min*1000)"' "$work/h.json")
   how="hyperfine, $runs runs"
