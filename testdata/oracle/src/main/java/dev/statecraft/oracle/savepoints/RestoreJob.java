@@ -1,0 +1,278 @@
+package dev.statecraft.oracle.savepoints;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.state.BroadcastState;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.State;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.InternalTimer;
+import org.apache.flink.streaming.api.operators.InternalTimerService;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.Triggerable;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
+import dev.statecraft.oracle.common.Json;
+
+/**
+ * Restores a DataStream job from a savepoint, built from an expectation alone: one operator per
+ * expected operator, with its UID (or UID hash), parallelism, max parallelism and state
+ * descriptors. Flink refuses the restore if the savepoint holds state for an operator the job does
+ * not claim (ignore-unclaimed-state is false), or if a max parallelism differs. Each restored
+ * subtask reports, from initializeState, every key, value, timer and operator-state element its
+ * backends hold; the job is then cancelled and the report returned as operators in expectation form.
+ */
+final class RestoreJob {
+    private RestoreJob() {}
+
+    /** Lines reported by restored subtasks, per operator index; filled inside the MiniCluster JVM. */
+    static final Map<Integer, List<JsonNode>> LINES = new ConcurrentHashMap<>();
+    static final Map<Integer, Integer> REPORTED = new ConcurrentHashMap<>();
+
+    /** Window operators keep their timers in this timer service; process functions in "user-timers". */
+    static final String WINDOW_TIMERS = "window-timers";
+    static final String USER_TIMERS = "user-timers";
+
+    /** Runs the restore; returns the operators as restored, or throws with Flink's reason for refusing. */
+    static ArrayNode restore(String savepoint, JsonNode expectation) throws Exception {
+        List<Specs.Operator> ops = Specs.parse(expectation);
+        LINES.clear();
+        REPORTED.clear();
+        int slots = 1;
+        for (Specs.Operator op : ops) slots = Math.max(slots, op.parallelism + 1);
+
+        Configuration conf = new Configuration();
+        conf.setString("execution.state-recovery.path", savepoint);
+        conf.setString("execution.state-recovery.ignore-unclaimed-state", "false");
+        conf.setString("state.backend.type", expectation.path("backend").asText("hashmap"));
+        conf.setString("restart-strategy.type", "none");
+        conf.setString("taskmanager.numberOfTaskSlots", Integer.toString(slots));
+        conf.setString("rest.bind-port", "0");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
+
+        DataStream<Long> src = env.addSource(new FixtureFunctions.FixedSource(0), "restore-source", Types.LONG)
+                .uid("statecraft-restore-source").setParallelism(1);
+        for (int i = 0; i < ops.size(); i++) {
+            Specs.Operator op = ops.get(i);
+            if (op.parallelism <= 0 || op.maxParallelism <= 0) throw new IllegalArgumentException(op.label() + ": expectation lacks parallelism or maxParallelism");
+            SingleOutputStreamOperator<String> t;
+            if (op.isKeyed()) {
+                @SuppressWarnings({"unchecked", "rawtypes"})
+                TypeInformation<Object> kt = (TypeInformation) StateTypes.info(op.keyType());
+                t = src.keyBy(new NoKey(), kt).transform("restore-" + i, Types.STRING, new Reporter(i, op));
+            } else {
+                t = src.transform("restore-" + i, Types.STRING, new Reporter(i, op));
+            }
+            if (op.uid != null) t.uid(op.uid);
+            else t.setUidHash(op.uidHash);
+            t.setParallelism(op.parallelism).setMaxParallelism(op.maxParallelism);
+        }
+
+        JobClient client = env.executeAsync("statecraft-judge-restore");
+        try {
+            long deadline = System.currentTimeMillis() + 120_000;
+            while (!allReported(ops)) {
+                JobStatus st = client.getJobStatus().get();
+                if (st.isGloballyTerminalState()) {
+                    try {
+                        client.getJobExecutionResult().get();
+                    } catch (Exception e) {
+                        throw new IllegalStateException("restore failed: " + Expect.rootMessage(e), e);
+                    }
+                    throw new IllegalStateException("restore job ended (" + st + ") before every subtask reported");
+                }
+                if (System.currentTimeMillis() > deadline) throw new IllegalStateException("restore: subtasks did not report within 120 s");
+                Thread.sleep(50);
+            }
+        } finally {
+            try {
+                client.cancel().get();
+                client.getJobExecutionResult().get();
+            } catch (Exception ignored) {
+                // cancelled on purpose, or already failed (reported above)
+            }
+        }
+
+        ArrayNode out = Json.arr();
+        for (int i = 0; i < ops.size(); i++) out.add(assemble(ops.get(i), LINES.getOrDefault(i, List.of())));
+        return out;
+    }
+
+    private static boolean allReported(List<Specs.Operator> ops) {
+        for (int i = 0; i < ops.size(); i++) if (REPORTED.getOrDefault(i, 0) < ops.get(i).parallelism) return false;
+        return true;
+    }
+
+    /**
+     * Split list elements of all subtasks together make the state; union and broadcast state are
+     * restored whole into every subtask, which is checked here before one copy is kept.
+     */
+    private static ObjectNode assemble(Specs.Operator op, List<JsonNode> lines) {
+        List<JsonNode> kept = new ArrayList<>();
+        Map<String, Map<Integer, List<String>>> copies = new java.util.TreeMap<>();
+        for (JsonNode l : lines) {
+            if (!l.get("t").asText().equals("element") || l.path("mode").asText().equals("split")) {
+                kept.add(l);
+                continue;
+            }
+            copies.computeIfAbsent(l.get("state").asText(), k -> new java.util.TreeMap<>())
+                    .computeIfAbsent(l.get("sub").asInt(), k -> new ArrayList<>()).add(Json.compact(l.get("e")));
+            if (l.get("sub").asInt() == 0) kept.add(l);
+        }
+        for (Map.Entry<String, Map<Integer, List<String>>> c : copies.entrySet()) {
+            List<String> first = null;
+            for (Map.Entry<Integer, List<String>> s : c.getValue().entrySet()) {
+                List<String> sorted = s.getValue().stream().sorted().collect(Collectors.toList());
+                if (first == null) first = sorted;
+                else if (!first.equals(sorted)) {
+                    throw new IllegalStateException(op.label() + ": operator state " + c.getKey() + ": subtask " + s.getKey() + " restored " + sorted + " but subtask 0 restored " + first);
+                }
+            }
+        }
+        // StateDump.assemble deduplicates identical lines; restored keyed state never repeats a slot.
+        return StateDump.assemble(op, kept);
+    }
+
+    static final class NoKey implements KeySelector<Long, Object> {
+        @Override
+        public Object getKey(Long v) {
+            throw new IllegalStateException("the restore job has no input");
+        }
+    }
+
+    /** Registers the expected states on restore and reports what the backends hold. */
+    static final class Reporter extends AbstractStreamOperator<String>
+            implements OneInputStreamOperator<Long, String>, Triggerable<Object, Object> {
+        private final int idx;
+        private final Specs.Operator op;
+
+        Reporter(int idx, Specs.Operator op) {
+            this.idx = idx;
+            this.op = op;
+        }
+
+        @Override
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        public void initializeState(StateInitializationContext context) throws Exception {
+            super.initializeState(context);
+            int sub = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+            List<JsonNode> out = new ArrayList<>();
+            for (Specs.OpState s : op.opStates) {
+                TypeInformation et = StateTypes.info(s.elementType);
+                switch (s.mode) {
+                    case "split":
+                    case "union": {
+                        ListStateDescriptor d = new ListStateDescriptor<>(s.name, et);
+                        ListState<Object> l = s.mode.equals("split") ? getOperatorStateBackend().getListState(d) : getOperatorStateBackend().getUnionListState(d);
+                        for (Object v : l.get()) {
+                            ObjectNode e = Json.obj();
+                            e.set("value", StateTypes.toJson(s.elementType, v));
+                            out.add(element(s, sub, e));
+                        }
+                        break;
+                    }
+                    case "broadcast": {
+                        BroadcastState<Object, Object> b = getOperatorStateBackend().getBroadcastState(new MapStateDescriptor<>(s.name, StateTypes.info(s.keyType), et));
+                        for (Map.Entry<Object, Object> kv : b.entries()) {
+                            ObjectNode e = Json.obj();
+                            e.set("key", StateTypes.toJson(s.keyType, kv.getKey()));
+                            e.set("value", StateTypes.toJson(s.elementType, kv.getValue()));
+                            out.add(element(s, sub, e));
+                        }
+                        break;
+                    }
+                    default:
+                        throw new IllegalArgumentException("unknown operator state mode " + s.mode);
+                }
+            }
+            if (op.isKeyed()) {
+                for (Specs.KeyedState s : op.keyed) readKeyed(s, out);
+                boolean window = op.window();
+                TypeSerializer ns = window ? new TimeWindow.Serializer() : VoidNamespaceSerializer.INSTANCE;
+                InternalTimerService<Object> timers = getInternalTimerService(window ? WINDOW_TIMERS : USER_TIMERS, ns, this);
+                String kt = op.keyType();
+                timers.forEachEventTimeTimer((n, ts) -> out.add(timerLine("event", kt, n, ts)));
+                timers.forEachProcessingTimeTimer((n, ts) -> out.add(timerLine("processing", kt, n, ts)));
+            }
+            LINES.computeIfAbsent(idx, k -> java.util.Collections.synchronizedList(new ArrayList<>())).addAll(out);
+            REPORTED.merge(idx, 1, Integer::sum);
+        }
+
+        private JsonNode timerLine(String kind, String keyType, Object ns, long ts) {
+            JsonNode n = ns instanceof TimeWindow ? StateDump.window((TimeWindow) ns) : null;
+            return Json.parse(StateDump.line(idx, "timer", null, StateDump.timer(kind, StateTypes.toJson(keyType, getCurrentKey()), n, ts)));
+        }
+
+        private JsonNode element(Specs.OpState s, int sub, ObjectNode e) {
+            ObjectNode l = (ObjectNode) Json.parse(StateDump.line(idx, "element", s.name, e));
+            l.put("sub", sub);
+            l.put("mode", s.mode);
+            return l;
+        }
+
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        private void readKeyed(Specs.KeyedState s, List<JsonNode> out) throws Exception {
+            Object d = Specs.descriptor(s);
+            if (s.name.equals(Specs.WINDOW_CONTENTS)) {
+                TimeWindow.Serializer ws = new TimeWindow.Serializer();
+                // register the state first so the backend knows it, then list what was restored
+                getPartitionedState(new TimeWindow(0, 1), ws, (org.apache.flink.api.common.state.StateDescriptor) d);
+                List<Tuple2<Object, TimeWindow>> kns;
+                try (Stream<Tuple2<Object, TimeWindow>> st = getKeyedStateBackend().getKeysAndNamespaces(s.name)) {
+                    kns = st.collect(Collectors.toList());
+                }
+                for (Tuple2<Object, TimeWindow> kn : kns) {
+                    setCurrentKey(kn.f0);
+                    State state = getPartitionedState(kn.f1, ws, (org.apache.flink.api.common.state.StateDescriptor) d);
+                    for (ObjectNode e : StateDump.entries(s, state, kn.f0, StateDump.window(kn.f1))) {
+                        out.add(Json.parse(StateDump.line(idx, "entry", s.name, e)));
+                    }
+                }
+                return;
+            }
+            State state = getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, (org.apache.flink.api.common.state.StateDescriptor) d);
+            List<Object> keys;
+            try (Stream<Object> st = getKeyedStateBackend().getKeys(s.name, VoidNamespace.INSTANCE)) {
+                keys = st.collect(Collectors.toList());
+            }
+            for (Object k : keys) {
+                setCurrentKey(k);
+                for (ObjectNode e : StateDump.entries(s, state, k, null)) out.add(Json.parse(StateDump.line(idx, "entry", s.name, e)));
+            }
+        }
+
+        @Override
+        public void processElement(StreamRecord<Long> element) {}
+
+        @Override
+        public void onEventTime(InternalTimer<Object, Object> timer) {}
+
+        @Override
+        public void onProcessingTime(InternalTimer<Object, Object> timer) {}
+    }
+}
