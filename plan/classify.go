@@ -30,6 +30,10 @@ func (c Class) String() string {
 	return "stateless"
 }
 
+// retentionOnly: Flink 2.3.0's exec nodes for these read table.exec.state.ttl from the
+// configuration (checked in flink-table-planner 2.3.0) and write no "state" array.
+const retentionOnly = "its state is cleaned with the pipeline-wide table.exec.state.ttl; Flink writes no per-operator TTL for this node in the plan"
+
 // statefulNoTTL lists exec node names (version suffix removed) that keep state without a
 // per-operator TTL in the plan, with the reason shown to a user who targets one.
 var statefulNoTTL = map[string]string{
@@ -47,6 +51,9 @@ var statefulNoTTL = map[string]string{
 	"stream-exec-match":                         "MATCH_RECOGNIZE state is bounded by the pattern (WITHIN) and the watermark, not by a TTL",
 	"stream-exec-temporal-sort":                 "a sort on a time attribute buffers rows until the watermark passes them, not by a TTL",
 	"stream-exec-sort":                          "a non-temporal sort keeps all rows; its state has no per-operator TTL in the plan",
+	"stream-exec-group-table-aggregate":         retentionOnly,
+	"stream-exec-python-group-aggregate":        retentionOnly,
+	"stream-exec-python-group-table-aggregate":  retentionOnly,
 	"stream-exec-process-table-function":        "a process table function's state TTL is declared by the function (its state TTL argument), not in the plan",
 	"stream-exec-python-process-table-function": "a process table function's state TTL is declared by the function (its state TTL argument), not in the plan",
 }
@@ -55,18 +62,15 @@ var statefulNoTTL = map[string]string{
 // compiled earlier they are stateful but their TTL cannot be set per operator. Sinks and lookup
 // joins are only stateful in some configurations, so they are not listed.
 var flip292 = map[string]bool{
-	"stream-exec-changelog-normalize":          true,
-	"stream-exec-deduplicate":                  true,
-	"stream-exec-global-group-aggregate":       true,
-	"stream-exec-group-aggregate":              true,
-	"stream-exec-incremental-group-aggregate":  true,
-	"stream-exec-join":                         true,
-	"stream-exec-limit":                        true,
-	"stream-exec-rank":                         true,
-	"stream-exec-sort-limit":                   true,
-	"stream-exec-python-group-aggregate":       true,
-	"stream-exec-python-group-table-aggregate": true,
-	"stream-exec-group-table-aggregate":        true,
+	"stream-exec-changelog-normalize":         true,
+	"stream-exec-deduplicate":                 true,
+	"stream-exec-global-group-aggregate":      true,
+	"stream-exec-group-aggregate":             true,
+	"stream-exec-incremental-group-aggregate": true,
+	"stream-exec-join":                        true,
+	"stream-exec-limit":                       true,
+	"stream-exec-rank":                        true,
+	"stream-exec-sort-limit":                  true,
 }
 
 // PreTTLVersion reports whether v (a "flinkVersion" such as "1.17") predates per-operator
