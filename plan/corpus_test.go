@@ -204,3 +204,54 @@ func TestEditedEqualsReparse(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyRealPlans: in every real plan, a node is TTL-configurable exactly when Flink gave
+// it a "state" array, and the node types below (all seen in the plans) get the stated class.
+func TestClassifyRealPlans(t *testing.T) {
+	want := map[string]Class{
+		"stream-exec-calc":                   Stateless,
+		"stream-exec-exchange":               Stateless,
+		"stream-exec-table-source-scan":      Stateless,
+		"stream-exec-watermark-assigner":     Stateless,
+		"stream-exec-union":                  Stateless,
+		"stream-exec-local-group-aggregate":  Stateless,
+		"stream-exec-window-table-function":  Stateless,
+		"stream-exec-window-aggregate":       StatefulNoTTL,
+		"stream-exec-window-join":            StatefulNoTTL,
+		"stream-exec-window-rank":            StatefulNoTTL,
+		"stream-exec-window-deduplicate":     StatefulNoTTL,
+		"stream-exec-group-window-aggregate": StatefulNoTTL,
+		"stream-exec-interval-join":          StatefulNoTTL,
+		"stream-exec-temporal-join":          StatefulNoTTL,
+		"stream-exec-over-aggregate":         StatefulNoTTL,
+		"stream-exec-match":                  StatefulNoTTL,
+		"stream-exec-temporal-sort":          StatefulNoTTL,
+		"stream-exec-process-table-function": StatefulNoTTL,
+		"stream-exec-group-aggregate":        TTLConfigurable,
+		"stream-exec-join":                   TTLConfigurable,
+		"stream-exec-deduplicate":            TTLConfigurable,
+		"stream-exec-rank":                   TTLConfigurable,
+	}
+	seen := map[string]bool{}
+	for _, f := range realPlans(t) {
+		p := tParseFile(t, f)
+		for _, n := range p.Nodes {
+			c, why := n.Classify()
+			if (c == TTLConfigurable) != n.HasState {
+				t.Errorf("%s: node %d (%s): class %v but HasState %v", f, n.ID, n.Type, c, n.HasState)
+			}
+			if c == StatefulNoTTL && why == "" {
+				t.Errorf("%s: node %d (%s): no reason given", f, n.ID, n.Type)
+			}
+			if w, ok := want[n.Name]; ok {
+				seen[n.Name] = true
+				if c != w {
+					t.Errorf("%s: node %d (%s): class %v, want %v", f, n.ID, n.Type, c, w)
+				}
+			}
+		}
+	}
+	if len(seen) < 5 {
+		t.Fatalf("only %d of the listed node types occur in the available plans", len(seen))
+	}
+}
