@@ -392,7 +392,7 @@ func TestUndecodableValuesAreOpaque(t *testing.T) {
 	f := keyedFixtures(t, func(dir string) bool { return filepath.Base(dir) == "keyed-hashmap" })[0]
 	const long = "org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot"
 	// A simple (parameterless) snapshot class without a value decoder here.
-	const other = "org.apache.flink.api.common.typeutils.base.LocalDateSerializer$LocalDateSerializerSnapshot"
+	const other = "org.apache.flink.api.common.typeutils.base.NullValueSerializer$NullValueSerializerSnapshot"
 	data, kh := replaceClass(t, f, long, other)
 	h, err := ReadHeader(bytes.NewReader(data), f.name)
 	if err != nil {
