@@ -1,0 +1,224 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/statecraft/statecraft/internal/safeio"
+	"github.com/statecraft/statecraft/migrate"
+)
+
+// Flags every migrate command shares.
+func migrateFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "dry-run", Usage: "print what would change and write nothing"},
+		&cli.StringFlag{Name: "link", Value: "hard", Usage: "unchanged state files: hard (hard-link, copy across file systems) or copy"},
+		&cli.BoolFlag{Name: "no-verify", Usage: "skip re-reading the output and comparing entry counts and checksums with the source"},
+		&cli.StringFlag{Name: "report", Usage: "write a JSON report of every step (before/after counts, checksums) to `FILE`"},
+	}
+}
+
+func init() {
+	register([]string{"migrate"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "uid",
+			Usage:     "write a copy of a savepoint in which operators have new UIDs",
+			ArgsUsage: "SRC DST",
+			Description: "Each rename is --rename SELECTOR=uid:NEW, or --operator SELECTOR --to uid:NEW (repeat both in\n" +
+				"order). SELECTOR is uid:OLD or hash:HEX (an operator whose UID was never set). The operator id\n" +
+				"becomes the one Flink derives from the new UID, the stored UID changes, the name is kept and no\n" +
+				"state file is rewritten. A target that another operator has, or two renames to one target, is refused.",
+			Flags: append([]cli.Flag{
+				&cli.StringSliceFlag{Name: "rename", Usage: "SELECTOR=uid:NEW (repeatable)"},
+				&cli.StringSliceFlag{Name: "operator", Usage: "uid:OLD or hash:HEX, paired with the --to at the same position (repeatable)"},
+				&cli.StringSliceFlag{Name: "to", Usage: "uid:NEW (repeatable)"},
+			}, migrateFlags()...),
+			Action: runMigrateUID,
+		}
+	})
+	register([]string{"migrate"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "rescale",
+			Usage:     "write a copy of a savepoint with keyed operators moved to a new max parallelism",
+			ArgsUsage: "SRC DST",
+			Description: "Every key's key group is recomputed from its Java hashCode (keys: primitives, String, Tuple,\n" +
+				"Row, RowData; other key types are refused before anything is written), prefixes rewritten and\n" +
+				"entries and timers regrouped into one file per subtask. Without --operator every keyed operator\n" +
+				"is rescaled. --parallelism defaults to the old one, capped at the new max.",
+			Flags: append([]cli.Flag{
+				&cli.IntFlag{Name: "max-parallelism", Usage: "the new max parallelism (1..32768)", Required: true},
+				&cli.IntFlag{Name: "parallelism", Usage: "the new parallelism (default: the old one, at most the new max)"},
+				&cli.StringSliceFlag{Name: "operator", Usage: "uid:NAME or hash:HEX (repeatable; default: every keyed operator)"},
+			}, migrateFlags()...),
+			Action: runMigrateRescale,
+		}
+	})
+}
+
+func runMigrateUID(c *cli.Context) error {
+	src, dst, err := migrateArgs(c, "migrate uid")
+	if err != nil {
+		return err
+	}
+	step := &migrate.RenameUIDs{}
+	for _, r := range c.StringSlice("rename") {
+		from, to, ok := strings.Cut(r, "=")
+		if !ok {
+			return withCode(exitFailure, fmt.Errorf("--rename %q: want SELECTOR=uid:NEW", r))
+		}
+		x, err := parseRename(from, to)
+		if err != nil {
+			return withCode(exitFailure, fmt.Errorf("--rename %q: %w", r, err))
+		}
+		step.Renames = append(step.Renames, x)
+	}
+	ops, tos := c.StringSlice("operator"), c.StringSlice("to")
+	if len(ops) != len(tos) {
+		return withCode(exitFailure, fmt.Errorf("migrate uid: %d --operator but %d --to; give them in pairs", len(ops), len(tos)))
+	}
+	for i := range ops {
+		x, err := parseRename(ops[i], tos[i])
+		if err != nil {
+			return withCode(exitFailure, err)
+		}
+		step.Renames = append(step.Renames, x)
+	}
+	if len(step.Renames) == 0 {
+		return withCode(exitFailure, fmt.Errorf("migrate uid: give at least one --rename SELECTOR=uid:NEW (or --operator/--to)"))
+	}
+	return runMigration(c, src, dst, []migrate.Step{step})
+}
+
+func parseRename(from, to string) (migrate.Rename, error) {
+	sel, err := migrate.ParseSelector(from)
+	if err != nil {
+		return migrate.Rename{}, err
+	}
+	newUID, ok := strings.CutPrefix(to, "uid:")
+	if !ok || newUID == "" {
+		return migrate.Rename{}, fmt.Errorf("new UID %q: want uid:NEW", to)
+	}
+	return migrate.Rename{From: sel, To: newUID}, nil
+}
+
+func runMigrateRescale(c *cli.Context) error {
+	src, dst, err := migrateArgs(c, "migrate rescale")
+	if err != nil {
+		return err
+	}
+	step := &migrate.Rescale{MaxParallelism: int32(c.Int("max-parallelism")), Parallelism: int32(c.Int("parallelism"))}
+	if c.Int("max-parallelism") < 1 || c.Int("max-parallelism") > 32768 {
+		return withCode(exitFailure, fmt.Errorf("--max-parallelism %d: want 1..32768", c.Int("max-parallelism")))
+	}
+	if c.Int("parallelism") < 0 || c.Int("parallelism") > c.Int("max-parallelism") {
+		return withCode(exitFailure, fmt.Errorf("--parallelism %d: want 1..%d (the max parallelism)", c.Int("parallelism"), c.Int("max-parallelism")))
+	}
+	for _, o := range c.StringSlice("operator") {
+		sel, err := migrate.ParseSelector(o)
+		if err != nil {
+			return withCode(exitFailure, err)
+		}
+		step.Operators = append(step.Operators, sel)
+	}
+	return runMigration(c, src, dst, []migrate.Step{step})
+}
+
+func migrateArgs(c *cli.Context, cmd string) (string, string, error) {
+	if c.NArg() != 2 {
+		return "", "", withCode(exitFailure, fmt.Errorf("%s: want SRC DST (the savepoint and a new output directory), got %d arguments", cmd, c.NArg()))
+	}
+	return c.Args().Get(0), c.Args().Get(1), nil
+}
+
+// runMigration runs steps and prints the outcome; the report goes to --report.
+func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
+	link, err := migrate.ParseLinkMode(c.String("link"))
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	opt := migrate.Options{Link: link, DryRun: c.Bool("dry-run"), NoVerify: c.Bool("no-verify")}
+	if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
+		opt.Progress = os.Stderr
+	}
+	rep, err := migrate.Run(src, dst, steps, opt)
+	if rep != nil && c.String("report") != "" {
+		b, jerr := json.MarshalIndent(rep, "", "  ")
+		if jerr == nil {
+			jerr = safeio.WriteFile(c.String("report"), append(b, '\n'), 0o644)
+		}
+		if jerr != nil && err == nil {
+			err = fmt.Errorf("write report: %w", jerr)
+		}
+	}
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	printMigrateReport(c.App.Writer, rep)
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func printMigrateReport(w io.Writer, rep *migrate.Report) {
+	if rep.DryRun {
+		fmt.Fprintf(w, "dry run: nothing written; %s would become %s\n", rep.Source, rep.Target)
+	} else {
+		fmt.Fprintf(w, "wrote %s (%d state files written, %d linked, %d copied; verified: %v)\n",
+			rep.Target, rep.Written, rep.Linked, rep.Copied, len(rep.Verify) > 0)
+	}
+	for _, st := range rep.Steps {
+		fmt.Fprintf(w, "step: %s\n", st.Step)
+		for _, o := range st.Operators {
+			fmt.Fprintf(w, "  %s: uid hash %s -> %s, parallelism %d -> %d, max parallelism %d -> %d",
+				o.Operator, o.UIDHashBefore, o.UIDHashAfter, o.ParallelismBefore, o.ParallelismAfter, o.MaxParBefore, o.MaxParAfter)
+			if o.UIDAfter != "" {
+				fmt.Fprintf(w, ", uid %q", o.UIDAfter)
+			}
+			if len(o.EntriesPerSubtask) > 0 {
+				fmt.Fprintf(w, ", entries per subtask %v", o.EntriesPerSubtask)
+			}
+			if o.Note != "" {
+				fmt.Fprintf(w, " (%s)", o.Note)
+			}
+			fmt.Fprintln(w)
+			for _, name := range sortedNames(o.EntriesBefore) {
+				fmt.Fprintf(w, "    %-40s %d -> %d entries\n", name, o.EntriesBefore[name], o.EntriesAfter[name])
+			}
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "result:\toperator-name\toperator-uid\toperator-uid-hash\tparallelism\tmax-parallelism\tsubtask-states")
+	for _, r := range rep.Result {
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%d\t%d\t%d\n", deref(r.OperatorName), deref(r.OperatorUID), r.OperatorUIDHash, r.Parallelism, r.MaxParallelism, r.SubtaskStateCount)
+	}
+	tw.Flush()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+func sortedNames(m map[string]int) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

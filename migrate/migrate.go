@@ -1,0 +1,403 @@
+package migrate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/statecraft/statecraft/internal/safeio"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+)
+
+// LinkMode says how unchanged state files reach the output.
+type LinkMode int
+
+const (
+	// LinkHard hard-links unchanged files, copying when the output is on another file system.
+	LinkHard LinkMode = iota
+	// LinkCopy always copies.
+	LinkCopy
+)
+
+// ParseLinkMode parses "hard" or "copy".
+func ParseLinkMode(s string) (LinkMode, error) {
+	switch s {
+	case "", "hard":
+		return LinkHard, nil
+	case "copy":
+		return LinkCopy, nil
+	}
+	return 0, fmt.Errorf("link mode %q: want hard or copy", s)
+}
+
+// Options control a run.
+type Options struct {
+	Link   LinkMode
+	DryRun bool // validate and report what would change; write nothing
+	// NoVerify skips re-reading the output (verification is on by default).
+	NoVerify bool
+	// Progress receives progress lines for long runs (nil: quiet).
+	Progress io.Writer
+	// SpillBudget bounds the bytes of entries a rescale holds in memory at once (0: 64 MiB).
+	SpillBudget int64
+}
+
+// Step is one migration step. Steps are applied in order to the working metadata; check runs
+// before anything is written (on a scratch copy), apply does the work.
+type Step interface {
+	// Describe says what the step does, for reports.
+	Describe() string
+	apply(s *session) (*StepReport, error)
+}
+
+// Report is what a run did, step by step (JSON for --report).
+type Report struct {
+	Source string        `json:"source"`
+	Target string        `json:"target"`
+	DryRun bool          `json:"dryRun"`
+	Steps  []*StepReport `json:"steps"`
+	Verify []VerifyRow   `json:"verify,omitempty"`
+	// Result is the savepoint_metadata rows of the output (of what it would be, in a dry run).
+	// In a dry run, sizes of rescaled operators are those of the source.
+	Result  []savepoint.MetadataRow `json:"result"`
+	Linked  int                     `json:"filesLinked"`
+	Copied  int                     `json:"filesCopied"`
+	Written int                     `json:"filesWritten"`
+	Bytes   int64                   `json:"bytesWritten"`
+}
+
+// StepReport records one step with before/after counts per operator.
+type StepReport struct {
+	Step      string           `json:"step"`
+	Operators []OperatorChange `json:"operators"`
+}
+
+// OperatorChange is what a step did to one operator.
+type OperatorChange struct {
+	Operator          string         `json:"operator"` // label before the step
+	UIDHashBefore     string         `json:"uidHashBefore"`
+	UIDHashAfter      string         `json:"uidHashAfter"`
+	UIDAfter          string         `json:"uidAfter,omitempty"`
+	ParallelismBefore int32          `json:"parallelismBefore"`
+	ParallelismAfter  int32          `json:"parallelismAfter"`
+	MaxParBefore      int32          `json:"maxParallelismBefore"`
+	MaxParAfter       int32          `json:"maxParallelismAfter"`
+	EntriesBefore     map[string]int `json:"entriesBefore,omitempty"` // per keyed state (timers included)
+	EntriesAfter      map[string]int `json:"entriesAfter,omitempty"`
+	// EntriesPerSubtask are the keyed entries each subtask of the result holds (rescale only).
+	EntriesPerSubtask []int  `json:"entriesPerSubtask,omitempty"`
+	Note              string `json:"note,omitempty"`
+}
+
+// session is one run's state.
+type session struct {
+	src    *savepoint.Savepoint
+	m      *metadata.Metadata // working copy
+	stage  string             // staging directory ("" in a dry run)
+	opt    Options
+	digest Digest                           // the source's sums, transformed by each step (nil without verification)
+	fresh  map[string]int64                 // files written by steps into stage (relative name -> size)
+	dryOps map[*metadata.OperatorState]bool // operators whose keyed state a dry run did not write
+	report *Report
+}
+
+// Run migrates the savepoint at src into the new directory dst with steps.
+func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
+	if len(steps) == 0 {
+		return nil, errors.New("migrate: no steps")
+	}
+	sp, err := savepoint.Open(src)
+	if err != nil {
+		return nil, err
+	}
+	defer sp.Close()
+	dst, err = filepath.Abs(dst)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTarget(sp.Dir, dst); err != nil {
+		return nil, err
+	}
+	// A scratch run on a second copy of the metadata validates every step (selectors, targets,
+	// key types) before anything is written.
+	scratch, err := decodeAgain(sp)
+	if err != nil {
+		return nil, err
+	}
+	ss := &session{src: sp, m: scratch, opt: opt, fresh: map[string]int64{}, dryOps: map[*metadata.OperatorState]bool{},
+		report: &Report{Source: sp.Dir, Target: dst, DryRun: true}}
+	for _, st := range steps {
+		r, err := st.apply(ss)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", st.Describe(), err)
+		}
+		ss.report.Steps = append(ss.report.Steps, r)
+	}
+	if opt.DryRun {
+		ss.report.Result = savepoint.MetadataRows(ss.m)
+		return ss.report, nil
+	}
+
+	warnLeftovers(dst, opt.Progress)
+	work, err := decodeAgain(sp)
+	if err != nil {
+		return nil, err
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(dst), filepath.Base(dst)+stageInfix)
+	if err != nil {
+		return nil, fmt.Errorf("create staging directory next to %s: %w", dst, err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(stage)
+		}
+	}()
+	// MkdirTemp makes the directory private; a savepoint directory is as readable as any other.
+	if err = os.Chmod(stage, 0o755); err != nil {
+		return nil, err
+	}
+	s := &session{src: sp, m: work, stage: stage, opt: opt, fresh: map[string]int64{},
+		report: &Report{Source: sp.Dir, Target: dst}}
+	if !opt.NoVerify {
+		if s.digest, err = DigestOf(sp); err != nil {
+			return nil, fmt.Errorf("checksum the source: %w", err)
+		}
+	}
+	for _, st := range steps {
+		r, err := st.apply(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", st.Describe(), err)
+		}
+		s.report.Steps = append(s.report.Steps, r)
+	}
+	if err := s.finish(); err != nil {
+		return nil, err
+	}
+	s.report.Result = savepoint.MetadataRows(s.m)
+	if !opt.NoVerify {
+		out, err := savepoint.Open(stage)
+		if err != nil {
+			return nil, fmt.Errorf("verify: re-open the output: %w", err)
+		}
+		got, err := DigestOf(out)
+		out.Close()
+		if err != nil {
+			return nil, fmt.Errorf("verify: read the output back: %w", err)
+		}
+		rows, diff := Compare(s.digest, got)
+		s.report.Verify = rows
+		if diff != "" {
+			return s.report, fmt.Errorf("verify: the output does not hold what the source promised, output removed: %s", diff)
+		}
+	}
+	if err := os.Rename(stage, dst); err != nil {
+		return nil, fmt.Errorf("move the finished output into place: %w", err)
+	}
+	if err := safeio.SyncDir(filepath.Dir(dst)); err != nil {
+		return s.report, err
+	}
+	return s.report, nil
+}
+
+// stageInfix names staging directories: DST.statecraft-tmp-XXXX.
+const stageInfix = ".statecraft-tmp-"
+
+func checkTarget(srcDir, dst string) error {
+	if rel, err := filepath.Rel(srcDir, dst); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+		return fmt.Errorf("output %s is inside the source savepoint %s (refused: the source is never modified)", dst, srcDir)
+	}
+	fi, err := os.Stat(dst)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if _, err := os.Stat(filepath.Dir(dst)); err != nil {
+			return fmt.Errorf("output %s: parent directory: %w", dst, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("output %s: %w", dst, err)
+	case !fi.IsDir():
+		return fmt.Errorf("output %s exists and is not a directory (refused)", dst)
+	}
+	ents, err := os.ReadDir(dst)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", dst, err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("output %s exists and is not empty (refused: give a new directory)", dst)
+	}
+	return nil
+}
+
+// warnLeftovers mentions staging directories of killed runs for the same target.
+func warnLeftovers(dst string, w io.Writer) {
+	if w == nil {
+		return
+	}
+	ents, err := os.ReadDir(filepath.Dir(dst))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), filepath.Base(dst)+stageInfix) {
+			fmt.Fprintf(w, "note: %s is left over from an interrupted run; it is not used and can be removed\n", filepath.Join(filepath.Dir(dst), e.Name()))
+		}
+	}
+}
+
+func decodeAgain(sp *savepoint.Savepoint) (*metadata.Metadata, error) {
+	b, err := os.ReadFile(sp.MetadataPath)
+	if err != nil {
+		return nil, err
+	}
+	return metadata.Decode(bytes.NewReader(b), sp.MetadataPath)
+}
+
+// finish brings every file the working metadata references into the staging directory, removes
+// step files nothing references any more, and writes _metadata last.
+func (s *session) finish() error {
+	used := map[string]bool{}
+	byName := map[string]string{} // output name -> source path, to catch base-name clashes
+	err := walkStreams(s.m, func(label string, h *metadata.StreamHandle) error {
+		switch x := (*h).(type) {
+		case nil, *metadata.ByteStreamHandle, *metadata.EmptySegmentFileHandle:
+			return nil
+		case *metadata.RelativeFileHandle:
+			if _, ok := s.fresh[x.Path]; ok {
+				used[x.Path] = true
+				return nil
+			}
+		case *metadata.FileHandle:
+		case *metadata.SegmentFileHandle:
+			return fmt.Errorf("%s: file-merging segment handle (tag 15) in %s: not supported", label, x.Path)
+		default:
+			return fmt.Errorf("%s: unsupported stream handle tag %d", label, x.Tag())
+		}
+		st, err := s.src.OpenStream(*h)
+		if err != nil {
+			return fmt.Errorf("%s: %w", label, err)
+		}
+		from := st.Name
+		size := st.Size()
+		st.Close()
+		name := filepath.Base(from)
+		if prev, ok := byName[name]; ok && prev != from {
+			return fmt.Errorf("%s: two state files are both named %q (%s and %s); cannot make them relative", label, name, prev, from)
+		}
+		if _, ok := byName[name]; !ok {
+			byName[name] = from
+			if err := s.bring(from, name); err != nil {
+				return err
+			}
+		}
+		*h = &metadata.RelativeFileHandle{Path: name, Size: size}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for name := range s.fresh {
+		if !used[name] {
+			if err := os.Remove(filepath.Join(s.stage, name)); err != nil {
+				return err
+			}
+			continue
+		}
+		s.report.Written++
+		s.report.Bytes += s.fresh[name]
+	}
+	os.RemoveAll(filepath.Join(s.stage, spillDir))
+	var buf bytes.Buffer
+	if err := metadata.Encode(&buf, s.m); err != nil {
+		return fmt.Errorf("encode _metadata: %w", err)
+	}
+	if err := safeio.WriteFile(filepath.Join(s.stage, savepoint.MetadataFileName), buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return nil
+}
+
+// bring hard-links (or copies) the source file from to stage/name.
+func (s *session) bring(from, name string) error {
+	to := filepath.Join(s.stage, name)
+	if s.opt.Link == LinkHard {
+		if err := os.Link(from, to); err == nil {
+			s.report.Linked++
+			return nil
+		}
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copy %s: %w", from, err)
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return fmt.Errorf("copy %s: fsync: %w", from, err)
+	}
+	s.report.Copied++
+	return out.Close()
+}
+
+// walkStreams calls fn with a pointer to every stream handle slot of m that can name a file, so
+// that fn may replace the handle. Changelog handles are refused.
+func walkStreams(m *metadata.Metadata, fn func(label string, h *metadata.StreamHandle) error) error {
+	for _, op := range m.Operators {
+		for _, st := range op.Subtasks {
+			if st == nil || st.Finished {
+				continue
+			}
+			label := fmt.Sprintf("operator %s subtask %d", Label(op), st.Index)
+			for _, oh := range []metadata.OperatorHandle{st.ManagedOperator, st.RawOperator} {
+				if h, ok := oh.(*metadata.OperatorStreamHandle); ok {
+					if err := fn(label+" operator state", &h.Delegate); err != nil {
+						return err
+					}
+				}
+			}
+			for _, kh := range []metadata.KeyedHandle{st.ManagedKeyed, st.RawKeyed} {
+				switch h := kh.(type) {
+				case nil:
+				case *metadata.KeyGroupsHandle:
+					if err := fn(label+" keyed state", &h.Delegate); err != nil {
+						return err
+					}
+				case *metadata.IncrementalHandle:
+					if err := fn(label+" native keyed state", &h.MetaData); err != nil {
+						return err
+					}
+					for i := range h.Shared {
+						if err := fn(label+" native keyed state", &h.Shared[i].Handle); err != nil {
+							return err
+						}
+					}
+					for i := range h.Private {
+						if err := fn(label+" native keyed state", &h.Private[i].Handle); err != nil {
+							return err
+						}
+					}
+				default:
+					return fmt.Errorf("%s: changelog keyed state (tag %d) is not supported", label, kh.Tag())
+				}
+			}
+			for _, ch := range append(append([]*metadata.ChannelHandle{}, st.InputChannels...), st.OutputChannels...) {
+				if err := fn(label+" channel state", &ch.Delegate); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,599 @@
+package migrate
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/keygroup"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/serializer"
+)
+
+// spillDir holds a rescale's spill files inside the staging directory.
+const spillDir = ".spill"
+
+const defaultSpillBudget = 64 << 20
+
+// Rescale moves keyed operators to a new max parallelism (and parallelism). Every key's key
+// group is recomputed from its Java hashCode() (keyHasher), its key-group prefix rewritten (one
+// byte up to 128 key groups, two above), and entries and timers are regrouped into one new
+// keyed-state file per subtask, subtask i owning key groups
+// [ceil(i*maxP/p), floor(((i+1)*maxP-1)/p)]. Values are copied as bytes.
+//
+// Operators is empty for every keyed operator (operators without any state also get the new max
+// parallelism then, so that the job's vertices agree). Parallelism 0 keeps each operator's
+// parallelism, capped at the new max. A parallelism change is refused for operators with
+// operator state: Flink's metadata holds one operator-state handle per subtask, and merging or
+// splitting them is Flink's own repartitioning, which statecraft does not reproduce; restore the
+// savepoint with the new parallelism instead (Flink redistributes operator state itself).
+type Rescale struct {
+	Operators      []Selector
+	MaxParallelism int32
+	Parallelism    int32
+}
+
+// Describe implements Step.
+func (r *Rescale) Describe() string {
+	s := fmt.Sprintf("rescale max-parallelism=%d", r.MaxParallelism)
+	if r.Parallelism > 0 {
+		s += fmt.Sprintf(" parallelism=%d", r.Parallelism)
+	}
+	for _, o := range r.Operators {
+		s += " " + o.String()
+	}
+	return s
+}
+
+func (r *Rescale) apply(s *session) (*StepReport, error) {
+	if r.MaxParallelism < 1 || r.MaxParallelism > keygroup.UpperBoundMaxParallelism {
+		return nil, fmt.Errorf("max parallelism %d: want 1..%d", r.MaxParallelism, keygroup.UpperBoundMaxParallelism)
+	}
+	var ops []*metadata.OperatorState
+	if len(r.Operators) == 0 {
+		for _, op := range s.m.Operators {
+			if hasKeyed(op) {
+				ops = append(ops, op)
+			}
+		}
+		if len(ops) == 0 {
+			return nil, fmt.Errorf("the savepoint has no keyed operator")
+		}
+	} else {
+		seen := map[*metadata.OperatorState]bool{}
+		for _, sel := range r.Operators {
+			op, err := sel.find(s.m)
+			if err != nil {
+				return nil, err
+			}
+			if !hasKeyed(op) {
+				return nil, fmt.Errorf("operator %s has no keyed state to rescale", Label(op))
+			}
+			if !seen[op] {
+				seen[op] = true
+				ops = append(ops, op)
+			}
+		}
+	}
+	rep := &StepReport{Step: r.Describe()}
+	for _, op := range ops {
+		ch, err := r.rescaleOperator(s, op)
+		if err != nil {
+			return nil, fmt.Errorf("operator %s: %w", Label(op), err)
+		}
+		rep.Operators = append(rep.Operators, *ch)
+	}
+	if len(r.Operators) == 0 {
+		for _, op := range s.m.Operators {
+			if op.SubtaskStateCount() == 0 && op.Coordinator == nil && op.Parallelism <= r.MaxParallelism && op.MaxParallelism != r.MaxParallelism {
+				rep.Operators = append(rep.Operators, OperatorChange{Operator: Label(op), UIDHashBefore: op.ID.String(), UIDHashAfter: op.ID.String(),
+					ParallelismBefore: op.Parallelism, ParallelismAfter: op.Parallelism, MaxParBefore: op.MaxParallelism, MaxParAfter: r.MaxParallelism,
+					Note: "no state: only the max parallelism changed"})
+				op.MaxParallelism = r.MaxParallelism
+			}
+		}
+	}
+	return rep, nil
+}
+
+func hasKeyed(op *metadata.OperatorState) bool {
+	for _, st := range op.Subtasks {
+		if st != nil && !st.Finished && st.ManagedKeyed != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// source is one subtask's keyed-state stream being read.
+type source struct {
+	name   string
+	r      io.ReaderAt
+	size   int64
+	closer io.Closer
+	handle *metadata.KeyGroupsHandle
+	header *keyed.Header
+	ids    []int // merged state id of each state id
+}
+
+// openKeyed opens a stream handle of the working metadata: a file a previous step wrote into
+// the staging directory, or anything in the source savepoint.
+func (s *session) openKeyed(h metadata.StreamHandle) (io.ReaderAt, int64, string, io.Closer, error) {
+	if rf, ok := h.(*metadata.RelativeFileHandle); ok {
+		if _, fresh := s.fresh[rf.Path]; fresh {
+			name := filepath.Join(s.stage, rf.Path)
+			f, err := os.Open(name)
+			if err != nil {
+				return nil, 0, "", nil, err
+			}
+			fi, err := f.Stat()
+			if err != nil {
+				f.Close()
+				return nil, 0, "", nil, err
+			}
+			return f, fi.Size(), name, f, nil
+		}
+	}
+	st, err := s.src.OpenStream(h)
+	if err != nil {
+		return nil, 0, "", nil, err
+	}
+	return st, st.Size(), st.Name, st, nil
+}
+
+func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*OperatorChange, error) {
+	if s.dryOps[op] {
+		return nil, fmt.Errorf("a dry run cannot show a second rescale of an operator whose first rescale it did not write")
+	}
+	newMax := r.MaxParallelism
+	newPar := r.Parallelism
+	if newPar == 0 {
+		newPar = min(op.Parallelism, newMax)
+	}
+	if newPar < 1 || newPar > newMax {
+		return nil, fmt.Errorf("parallelism %d: want 1..max parallelism %d", newPar, newMax)
+	}
+	oldMax := op.MaxParallelism
+	ch := &OperatorChange{Operator: Label(op), UIDHashBefore: op.ID.String(), UIDHashAfter: op.ID.String(),
+		ParallelismBefore: op.Parallelism, ParallelismAfter: newPar, MaxParBefore: oldMax, MaxParAfter: newMax,
+		EntriesBefore: map[string]int{}, EntriesAfter: map[string]int{}}
+
+	// Checks that need no state file: the layout the rewrite supports.
+	for _, st := range op.Subtasks {
+		if st == nil || st.Finished {
+			continue
+		}
+		if st.RawKeyed != nil {
+			return nil, fmt.Errorf("subtask %d has raw keyed state (written by the operator itself), which statecraft cannot regroup", st.Index)
+		}
+		if len(st.InputChannels)+len(st.OutputChannels) > 0 {
+			return nil, fmt.Errorf("subtask %d has in-flight channel state (an unaligned checkpoint); use a savepoint", st.Index)
+		}
+		if newPar != op.Parallelism && (st.ManagedOperator != nil || st.RawOperator != nil) {
+			return nil, fmt.Errorf("parallelism change %d -> %d refused: the operator also has operator state, whose redistribution "+
+				"(Flink's round-robin/union/broadcast repartitioning) statecraft does not reproduce; rescale with --parallelism %d "+
+				"and let Flink change the parallelism when it restores", op.Parallelism, newPar, op.Parallelism)
+		}
+		if st.ManagedKeyed == nil {
+			continue
+		}
+		kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
+		if !ok {
+			return nil, fmt.Errorf("subtask %d: keyed state is not in the canonical savepoint format (tag %d); take a canonical savepoint", st.Index, st.ManagedKeyed.Tag())
+		}
+		if kh.Tag() != metadata.TagSavepointKeyGroups {
+			return nil, fmt.Errorf("subtask %d: key-groups handle tag %d is a checkpoint's; rescale works on savepoints (tag 7)", st.Index, kh.Tag())
+		}
+	}
+
+	var srcs []*source
+	defer func() {
+		for _, x := range srcs {
+			x.closer.Close()
+		}
+	}()
+	var hs []*keyed.Header
+	var names []string
+	for _, st := range op.Subtasks {
+		if st == nil || st.Finished || st.ManagedKeyed == nil {
+			continue
+		}
+		kh := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
+		if kh.Delegate == nil {
+			continue
+		}
+		ra, size, name, c, err := s.openKeyed(kh.Delegate)
+		if err != nil {
+			return nil, fmt.Errorf("subtask %d keyed state: %w", st.Index, err)
+		}
+		x := &source{name: name, r: ra, size: size, closer: c, handle: kh}
+		srcs = append(srcs, x)
+		if x.header, err = keyed.ReadHeader(io.NewSectionReader(ra, 0, size), name); err != nil {
+			return nil, err
+		}
+		hs = append(hs, x.header)
+		names = append(names, name)
+	}
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("no keyed state stream")
+	}
+	header, ids, err := unionHeader(hs, names)
+	if err != nil {
+		return nil, err
+	}
+	for i := range srcs {
+		srcs[i].ids = ids[i]
+	}
+	hasher, err := newKeyHasher(header.KeySerializer)
+	if err != nil {
+		return nil, err
+	}
+	timer := make([]bool, len(header.States))
+	for i, m := range header.States {
+		timer[i] = m.Type == keyed.PriorityQueue
+	}
+	oldPrefix, newPrefix := keyed.PrefixLen(int(oldMax)), keyed.PrefixLen(int(newMax))
+	ranges := make([]keygroup.Range, newPar)
+	for i := range ranges {
+		ranges[i], _ = keygroup.RangeForOperator(newMax, newPar, int32(i))
+	}
+	// A run that will not write (validation before the real run) stops here unless it is a dry
+	// run that must report counts.
+	if s.stage == "" && !s.opt.DryRun {
+		s.dryOps[op] = true
+		op.MaxParallelism, op.Parallelism = newMax, newPar
+		return ch, nil
+	}
+
+	prog := newProgress(s.opt.Progress, "rescale "+Label(op), srcs)
+	// Pass 1: the new key group of every entry; bytes per new key group size the spill chunks.
+	kgBytes := make([]int64, newMax)
+	var in serializer.Input
+	newKG := func(x *source, e *keyed.Entry) (int32, error) {
+		start := oldPrefix
+		if timer[x.ids[e.StateID]] {
+			start += 8
+		}
+		in.Reset(e.Key)
+		in.Pos = start
+		h, err := hasher.hash(&in)
+		if err != nil {
+			return 0, fmt.Errorf("%s: key group %d: key of state %q: %w", x.name, e.KeyGroup, header.States[x.ids[e.StateID]].Name, err)
+		}
+		if old := keygroup.ForHash(h, oldMax); int(old) != e.KeyGroup {
+			return 0, fmt.Errorf("%s: a key of state %q in key group %d hashes to key group %d: statecraft's Java hashCode of %s "+
+				"disagrees with the job's, so the key would be misplaced (refused)", x.name, header.States[x.ids[e.StateID]].Name,
+				e.KeyGroup, old, serializer.JavaType(header.KeySerializer))
+		}
+		return keygroup.ForHash(h, newMax), nil
+	}
+	err = scanAll(srcs, oldPrefix, prog, 1, func(x *source, e *keyed.Entry) error {
+		kg, err := newKG(x, e)
+		if err != nil {
+			return err
+		}
+		kgBytes[kg] += int64(len(e.Key) - oldPrefix + newPrefix + len(e.Value) + 14)
+		ch.EntriesBefore[header.States[x.ids[e.StateID]].Name]++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	perSub := make([]int, newPar)
+	if s.stage == "" { // dry run: counts only
+		err = scanAll(srcs, oldPrefix, nil, 0, func(x *source, e *keyed.Entry) error {
+			kg, err := newKG(x, e)
+			if err == nil {
+				perSub[keygroup.OperatorIndex(newMax, newPar, kg)]++
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		ch.EntriesAfter = ch.EntriesBefore
+		ch.EntriesPerSubtask = perSub
+		s.dryOps[op] = true
+		op.MaxParallelism, op.Parallelism = newMax, newPar
+		return ch, nil
+	}
+
+	// Chunks: consecutive key groups of one subtask whose entries fit the budget together.
+	budget := s.opt.SpillBudget
+	if budget <= 0 {
+		budget = defaultSpillBudget
+	}
+	var total int64
+	for _, b := range kgBytes {
+		total += b
+	}
+	inMemory := total <= budget
+	type chunk struct {
+		sub      int
+		from, to int32 // key groups [from, to]
+		buf      *bytes.Buffer
+		file     *os.File
+		w        *bufio.Writer
+	}
+	var chunks []*chunk
+	chunkOf := make([]int32, newMax)
+	if !inMemory {
+		if err := os.MkdirAll(filepath.Join(s.stage, spillDir), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	for i, rg := range ranges {
+		var c *chunk
+		var size int64
+		for kg := rg.Start; kg <= rg.End; kg++ {
+			if c == nil || (size > 0 && size+kgBytes[kg] > budget) {
+				c = &chunk{sub: i, from: kg}
+				chunks = append(chunks, c)
+				size = 0
+			}
+			c.to = kg
+			size += kgBytes[kg]
+			chunkOf[kg] = int32(len(chunks) - 1)
+		}
+	}
+	for _, c := range chunks {
+		if inMemory {
+			c.buf = &bytes.Buffer{}
+			c.w = bufio.NewWriterSize(c.buf, 4096)
+			continue
+		}
+		f, err := os.CreateTemp(filepath.Join(s.stage, spillDir), "chunk-*")
+		if err != nil {
+			return nil, err
+		}
+		c.file, c.w = f, bufio.NewWriterSize(f, 32<<10)
+	}
+	defer func() {
+		for _, c := range chunks {
+			if c.file != nil {
+				c.file.Close()
+				os.Remove(c.file.Name())
+			}
+		}
+	}()
+
+	// Pass 2: spill every entry, re-prefixed, into its chunk:
+	//	+--------+-------------+-----------+-----------------+-----------+-------+
+	//	| u16 kg | u16 stateId | u32 klen  | key (new prefix)| u32 vlen  | value |
+	//	+--------+-------------+-----------+-----------------+-----------+-------+
+	var rec [8]byte
+	err = scanAll(srcs, oldPrefix, prog, 2, func(x *source, e *keyed.Entry) error {
+		kg, err := newKG(x, e)
+		if err != nil {
+			return err
+		}
+		c := chunks[chunkOf[kg]]
+		binary.BigEndian.PutUint16(rec[0:], uint16(kg))
+		binary.BigEndian.PutUint16(rec[2:], uint16(x.ids[e.StateID]))
+		binary.BigEndian.PutUint32(rec[4:], uint32(len(e.Key)-oldPrefix+newPrefix))
+		c.w.Write(rec[:8])
+		if newPrefix == 2 {
+			c.w.Write([]byte{byte(kg >> 8), byte(kg)})
+		} else {
+			c.w.WriteByte(byte(kg))
+		}
+		c.w.Write(e.Key[oldPrefix:])
+		binary.BigEndian.PutUint32(rec[:4], uint32(len(e.Value)))
+		c.w.Write(rec[:4])
+		_, err = c.w.Write(e.Value)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range chunks {
+		if err := c.w.Flush(); err != nil {
+			return nil, fmt.Errorf("spill: %w", err)
+		}
+	}
+
+	// Write: one file per new subtask, its chunks in key-group order.
+	subs := make([]*metadata.SubtaskState, newPar)
+	next := 0
+	for i, rg := range ranges {
+		name := newStateFileName()
+		path := filepath.Join(s.stage, name)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		s.fresh[name] = 0
+		bw := bufio.NewWriterSize(f, 256<<10)
+		w, err := keyed.NewWriter(bw, header)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		offsets := make([]int64, rg.Len())
+		for ; next < len(chunks) && chunks[next].sub == i; next++ {
+			c := chunks[next]
+			var data []byte
+			if c.buf != nil {
+				data = c.buf.Bytes()
+			} else {
+				if data, err = os.ReadFile(c.file.Name()); err != nil {
+					f.Close()
+					return nil, err
+				}
+			}
+			entries, err := parseSpill(data)
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			sort.SliceStable(entries, func(a, b int) bool { return entries[a].KeyGroup < entries[b].KeyGroup })
+			for a := 0; a < len(entries); {
+				b := a
+				for b < len(entries) && entries[b].KeyGroup == entries[a].KeyGroup {
+					b++
+				}
+				off, err := w.WriteKeyGroup(entries[a:b])
+				if err != nil {
+					f.Close()
+					return nil, fmt.Errorf("%s: %w", path, err)
+				}
+				offsets[int32(entries[a].KeyGroup)-rg.Start] = off
+				perSub[i] += b - a
+				a = b
+			}
+			if c.buf != nil {
+				c.buf = nil
+			}
+		}
+		if err := bw.Flush(); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+		size := w.Offset()
+		s.fresh[name] = size
+		kh := &metadata.KeyGroupsHandle{TagByte: metadata.TagSavepointKeyGroups,
+			Range:    metadata.KeyGroupRange{Start: rg.Start, Num: rg.Len()},
+			Offsets:  offsets,
+			Delegate: &metadata.RelativeFileHandle{Path: name, Size: size}}
+		if newPar == op.Parallelism {
+			if old := op.Subtask(int32(i)); old != nil && !old.Finished {
+				cp := *old
+				cp.ManagedKeyed = kh
+				subs[i] = &cp
+				continue
+			}
+		}
+		subs[i] = &metadata.SubtaskState{Index: int32(i), ManagedKeyed: kh}
+	}
+	prog.done()
+	op.Subtasks = subs
+	op.MaxParallelism, op.Parallelism = newMax, newPar
+	for k, v := range ch.EntriesBefore {
+		ch.EntriesAfter[k] = v
+	}
+	ch.EntriesPerSubtask = perSub
+	return ch, nil
+}
+
+// parseSpill reads back the records of one spill chunk; the entries alias data.
+func parseSpill(data []byte) ([]keyed.Entry, error) {
+	var out []keyed.Entry
+	for p := 0; p < len(data); {
+		if len(data)-p < 8 {
+			return nil, fmt.Errorf("spill chunk: truncated record at byte %d", p)
+		}
+		kg := int(binary.BigEndian.Uint16(data[p:]))
+		sid := int(binary.BigEndian.Uint16(data[p+2:]))
+		kl := int(binary.BigEndian.Uint32(data[p+4:]))
+		p += 8
+		if kl > len(data)-p-4 {
+			return nil, fmt.Errorf("spill chunk: key of %d bytes at byte %d overruns the chunk", kl, p)
+		}
+		key := data[p : p+kl]
+		p += kl
+		vl := int(binary.BigEndian.Uint32(data[p:]))
+		p += 4
+		if vl > len(data)-p {
+			return nil, fmt.Errorf("spill chunk: value of %d bytes at byte %d overruns the chunk", vl, p)
+		}
+		out = append(out, keyed.Entry{KeyGroup: kg, StateID: sid, Key: key, Value: data[p : p+vl]})
+		p += vl
+	}
+	return out, nil
+}
+
+// scanAll reads every entry of every source in key-group order.
+func scanAll(srcs []*source, prefix int, prog *progress, pass int, fn func(*source, *keyed.Entry) error) error {
+	for _, x := range srcs {
+		br := &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: prefix}
+		for i, off := range x.handle.Offsets {
+			if off == 0 {
+				continue
+			}
+			kg := int(x.handle.Range.Start) + i
+			err := br.ReadBlock(x.r, x.size, off, kg, func(e *keyed.Entry) error {
+				prog.add(pass, int64(len(e.Key)+len(e.Value)+8))
+				return fn(x, e)
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// newStateFileName returns a random UUID, the way Flink names state files.
+func newStateFileName() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// progress prints records, bytes, rate and time left to a terminal, at most twice a second.
+type progress struct {
+	w       io.Writer
+	what    string
+	total   int64 // stream bytes per pass
+	done2   [3]int64
+	records int64
+	start   time.Time
+	last    time.Time
+}
+
+func newProgress(w io.Writer, what string, srcs []*source) *progress {
+	if w == nil {
+		return nil
+	}
+	p := &progress{w: w, what: what, start: time.Now()}
+	for _, x := range srcs {
+		p.total += x.size
+	}
+	return p
+}
+
+func (p *progress) add(pass int, n int64) {
+	if p == nil || pass == 0 {
+		return
+	}
+	p.done2[pass] += n
+	p.records++
+	if p.records&0x3FFF != 0 {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.last) < 500*time.Millisecond {
+		return
+	}
+	p.last = now
+	doneBytes := p.done2[1] + p.done2[2]
+	el := now.Sub(p.start).Seconds()
+	rate := float64(doneBytes) / max(el, 1e-3)
+	left := float64(2*p.total-doneBytes) / max(rate, 1)
+	fmt.Fprintf(p.w, "\r%s: pass %d/2, %d records, %.1f MiB, %.1f MiB/s, ~%.0fs left   ", p.what, pass, p.records,
+		float64(doneBytes)/(1<<20), rate/(1<<20), max(left, 0))
+}
+
+func (p *progress) done() {
+	if p == nil || p.last.IsZero() {
+		return
+	}
+	fmt.Fprintf(p.w, "\r%s: %d records in %.1fs%30s\n", p.what, p.records, time.Since(p.start).Seconds(), "")
+}
