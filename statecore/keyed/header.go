@@ -219,3 +219,47 @@ func (m *StateMeta) StateKind() string {
 	}
 	return "unknown:" + m.Option(OptKeyedStateType)
 }
+
+// Encode writes the header: the inverse of ReadHeader. Serializer snapshots are copied from Raw
+// (the header they were read from), so a header whose states were renamed, dropped, reordered
+// or whose compression flag changed can be written without re-encoding any snapshot.
+func (h *Header) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	w := javaio.NewWriter(&buf)
+	w.I32(h.Version)
+	w.Bool(h.Compressed)
+	snap := func(s *serializer.Snapshot) error {
+		if s == nil || s.Offset < 4 || s.End > int64(len(h.Raw)) || s.End <= s.Offset {
+			return fmt.Errorf("keyed header: serializer snapshot without its bytes in the header")
+		}
+		w.Raw(h.Raw[s.Offset-4 : s.End])
+		return nil
+	}
+	if err := snap(h.KeySerializer); err != nil {
+		return nil, err
+	}
+	if len(h.States) > maxStates {
+		return nil, fmt.Errorf("keyed header: %d states, at most %d", len(h.States), maxStates)
+	}
+	w.I16(int16(len(h.States)))
+	for _, m := range h.States {
+		w.UTF(m.Name)
+		w.I32(int32(m.Type))
+		w.I32(int32(len(m.Options)))
+		for _, o := range m.Options {
+			w.UTF(o.Key)
+			w.UTF(o.Value)
+		}
+		w.I32(int32(len(m.Serializers)))
+		for _, s := range m.Serializers {
+			w.UTF(s.Key)
+			if err := snap(s.Snapshot); err != nil {
+				return nil, fmt.Errorf("state %q %s: %w", m.Name, s.Key, err)
+			}
+		}
+	}
+	if err := w.Err(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -103,13 +103,15 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// NewWriter writes the header h (its Raw bytes, which must describe the entries that follow).
+// NewWriter writes the header h (Header.Encode: states, options and compression flag as they are
+// in h now, serializer snapshots copied from the header h was read from).
 func NewWriter(w io.Writer, h *Header) (*Writer, error) {
 	cw := &countingWriter{w: w}
-	if len(h.Raw) == 0 {
-		return nil, fmt.Errorf("keyed writer: header has no bytes")
+	raw, err := h.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("keyed writer: %w", err)
 	}
-	if _, err := cw.Write(h.Raw); err != nil {
+	if _, err := cw.Write(raw); err != nil {
 		return nil, fmt.Errorf("keyed writer: header: %w", err)
 	}
 	return &Writer{w: cw, compressed: h.Compressed}, nil

@@ -53,8 +53,10 @@ type Snapshot struct {
 	// POJO subclass maps, or a Kryo snapshot's registrations).
 	Extra []byte
 
-	// Offset is where the snapshot's class name starts in its stream.
-	Offset int64
+	// Offset is where the snapshot's class name starts in its stream, End where its payload
+	// ends: [Offset, End) are the bytes of the versioned snapshot (a top-level one has its i32
+	// envelope version in the 4 bytes before Offset).
+	Offset, End int64
 }
 
 // Kind is the payload layout of a snapshot class.
@@ -167,6 +169,7 @@ func readVersioned(r *javaio.Reader, field string, depth int) *Snapshot {
 	if r.Err() != nil {
 		return nil
 	}
+	s.End = r.Offset()
 	return s
 }
 
