@@ -43,6 +43,7 @@ type (
 	// Opaque stands for bytes whose serializer this package cannot decode.
 	Opaque struct {
 		Serializer string `json:"serializer"`
+		Type       string `json:"type,omitempty"` // the serialized Java type, when known
 		Base64     []byte `json:"base64"`
 	}
 	// Float is a floating-point value; it marshals NaN and infinities as strings.
@@ -146,6 +147,8 @@ func NewCodec(s *Snapshot) Codec {
 		return rowCodec{kind: s.RowKind, fields: fs}
 	case classRowData:
 		return newRowDataCodec(s)
+	case classKryo:
+		return opaqueCodec{class: "org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializer", typ: s.TypeClass}
 	}
 	return opaqueCodec{class: s.Class}
 }
@@ -245,10 +248,10 @@ func (stringCodec) Known() bool   { return true }
 
 // opaqueCodec takes every remaining byte: with no idea of the serializer's layout, nothing after
 // it can be found, so the value is shown as base64 under the serializer's class name.
-type opaqueCodec struct{ class string }
+type opaqueCodec struct{ class, typ string }
 
 func (c opaqueCodec) Decode(in *Input) any {
-	return Opaque{Serializer: c.class, Base64: bytes.Clone(in.Bytes(in.Remaining(), "opaque"))}
+	return Opaque{Serializer: c.class, Type: c.typ, Base64: bytes.Clone(in.Bytes(in.Remaining(), "opaque"))}
 }
 func (opaqueCodec) FixedLen() int { return -1 }
 func (opaqueCodec) Known() bool   { return false }

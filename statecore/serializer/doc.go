@@ -31,6 +31,8 @@
 //	                                                           bool, [i32 len, value]}
 //	             field key = UTF declaring class, UTF field name; value = nested snapshot
 //	Enum (v3):   UTF enum class, i32 n, n x UTF constant
+//	Kryo (v2):   UTF type class, 3 optional maps (registrations, default serializers, default
+//	             serializer classes); Kryo's bytes are not decoded: such values are opaque
 //	RowData (v3): i32 n, n x LogicalType as a complete Java serialization stream
 //	             (AC ED 00 05 ..., walked by a small grammar-only parser), nested delegate
 //

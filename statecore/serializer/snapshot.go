@@ -164,7 +164,7 @@ func readVersioned(r *javaio.Reader, field string, depth int) *Snapshot {
 	case KindRowData:
 		readRowData(r, s, field, depth)
 	case KindKryo:
-		r.FailAt(s.Offset, field, "Kryo serializer snapshots are not supported (the type fell back to Kryo; register a Flink type or a POJO)")
+		readKryo(r, s, field)
 	}
 	if r.Err() != nil {
 		return nil
@@ -357,5 +357,25 @@ func readEnum(r *javaio.Reader, s *Snapshot, field string) {
 	n := r.Count(field+".count", maxNestedCount)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		s.Enum = append(s.Enum, r.UTF(fmt.Sprintf("%s.constant[%d]", field, i)))
+	}
+}
+
+// readKryo reads KryoSerializerSnapshot version 2 (KryoSerializerSnapshotData):
+//
+//	+----------------+--------------------------+-------------------------+----------------------------+
+//	| UTF type class | OptionalMap registrations | OptionalMap default     | OptionalMap default        |
+//	|                |                          | serializers (Java-ser.) | serializer classes         |
+//	+----------------+--------------------------+-------------------------+----------------------------+
+//
+// Every map entry is framed (length-prefixed), so the snapshot can be skipped without
+// understanding Kryo; the values it describes are shown opaque.
+func readKryo(r *javaio.Reader, s *Snapshot, field string) {
+	if s.Version != 2 {
+		r.FailAt(s.Offset, field, "Kryo snapshot version %d, want 2", s.Version)
+		return
+	}
+	s.TypeClass = r.UTF(field + ".typeClass")
+	for _, part := range []string{".registrations", ".defaultSerializers", ".defaultSerializerClasses"} {
+		readOptionalMap(r, field+part, func(string, []byte, []byte, bool, bool, int64) {})
 	}
 }

@@ -39,7 +39,7 @@ func JavaType(s *Snapshot) string {
 		if len(s.Nested) == 2 {
 			return JavaType(s.Nested[1])
 		}
-	case classPojo, classValue, classCopyableValue, classEnum:
+	case classPojo, classValue, classCopyableValue, classEnum, classKryo:
 		return s.TypeClass
 	case classRowData:
 		return "RowData"
