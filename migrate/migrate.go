@@ -100,9 +100,11 @@ type session struct {
 	m      *metadata.Metadata // working copy
 	stage  string             // staging directory ("" in a dry run)
 	opt    Options
-	digest Digest                           // the source's sums, transformed by each step (nil without verification)
-	fresh  map[string]int64                 // files written by steps into stage (relative name -> size)
-	dryOps map[*metadata.OperatorState]bool // operators whose keyed state a dry run did not write
+	digest Digest           // the source's sums, transformed by each step (nil without verification)
+	fresh  map[string]int64 // files written by steps into stage (relative name -> size)
+	// srcMax is, for operators whose new max parallelism a validation or dry run recorded
+	// without rewriting their files, the max parallelism the files were written with.
+	srcMax map[*metadata.OperatorState]int32
 	report *Report
 }
 
@@ -129,7 +131,7 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ss := &session{src: sp, m: scratch, opt: opt, fresh: map[string]int64{}, dryOps: map[*metadata.OperatorState]bool{},
+	ss := &session{src: sp, m: scratch, opt: opt, fresh: map[string]int64{}, srcMax: map[*metadata.OperatorState]int32{},
 		report: &Report{Source: sp.Dir, Target: dst, DryRun: true}}
 	for _, st := range steps {
 		r, err := st.apply(ss)
@@ -179,6 +181,9 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		return nil, err
 	}
 	s.report.Result = savepoint.MetadataRows(s.m)
+	if testHookBeforeVerify != nil {
+		testHookBeforeVerify(stage)
+	}
 	if !opt.NoVerify {
 		out, err := savepoint.Open(stage)
 		if err != nil {
@@ -195,6 +200,13 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 			return s.report, fmt.Errorf("verify: the output does not hold what the source promised, output removed: %s", diff)
 		}
 	}
+	// Go's os.Rename refuses to replace a directory; an empty DST (checked at the start) is
+	// removed first. os.Remove fails if something appeared in it meanwhile.
+	if fi, statErr := os.Stat(dst); statErr == nil && fi.IsDir() {
+		if err := os.Remove(dst); err != nil {
+			return nil, fmt.Errorf("output %s: %w", dst, err)
+		}
+	}
 	if err := os.Rename(stage, dst); err != nil {
 		return nil, fmt.Errorf("move the finished output into place: %w", err)
 	}
@@ -203,6 +215,9 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	}
 	return s.report, nil
 }
+
+// testHookBeforeVerify lets a test damage the staging directory before verification.
+var testHookBeforeVerify func(stage string)
 
 // stageInfix names staging directories: DST.statecraft-tmp-XXXX.
 const stageInfix = ".statecraft-tmp-"

@@ -150,9 +150,6 @@ func (s *session) openKeyed(h metadata.StreamHandle) (io.ReaderAt, int64, string
 }
 
 func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*OperatorChange, error) {
-	if s.dryOps[op] {
-		return nil, fmt.Errorf("a dry run cannot show a second rescale of an operator whose first rescale it did not write")
-	}
 	newMax := r.MaxParallelism
 	newPar := r.Parallelism
 	if newPar == 0 {
@@ -162,8 +159,11 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		return nil, fmt.Errorf("parallelism %d: want 1..max parallelism %d", newPar, newMax)
 	}
 	oldMax := op.MaxParallelism
+	if m, ok := s.srcMax[op]; ok {
+		oldMax = m // an earlier step of this validation or dry run did not rewrite the files
+	}
 	ch := &OperatorChange{Operator: Label(op), UIDHashBefore: op.ID.String(), UIDHashAfter: op.ID.String(),
-		ParallelismBefore: op.Parallelism, ParallelismAfter: newPar, MaxParBefore: oldMax, MaxParAfter: newMax,
+		ParallelismBefore: op.Parallelism, ParallelismAfter: newPar, MaxParBefore: op.MaxParallelism, MaxParAfter: newMax,
 		EntriesBefore: map[string]int{}, EntriesAfter: map[string]int{}}
 
 	// Checks that need no state file: the layout the rewrite supports.
@@ -248,7 +248,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 	// A run that will not write (validation before the real run) stops here unless it is a dry
 	// run that must report counts.
 	if s.stage == "" && !s.opt.DryRun {
-		s.dryOps[op] = true
+		s.srcMax[op] = oldMax
 		op.MaxParallelism, op.Parallelism = newMax, newPar
 		return ch, nil
 	}
@@ -301,7 +301,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		}
 		ch.EntriesAfter = ch.EntriesBefore
 		ch.EntriesPerSubtask = perSub
-		s.dryOps[op] = true
+		s.srcMax[op] = oldMax
 		op.MaxParallelism, op.Parallelism = newMax, newPar
 		return ch, nil
 	}

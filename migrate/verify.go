@@ -82,6 +82,18 @@ func DigestOf(sp *savepoint.Savepoint) (Digest, error) {
 				}
 			}
 			closeAll()
+		} else {
+			// Native (RocksDB) keyed state is not readable here; its files are only linked or
+			// copied, so their names and sizes are what must arrive unchanged.
+			sum := &Sum{}
+			od.Keyed[nativeFiles] = sum
+			for _, st := range op.Subtasks {
+				if h, ok := st.ManagedKeyed.(*metadata.IncrementalHandle); ok && !st.Finished {
+					for _, p := range append(append([]metadata.PathHandle{{LocalPath: "meta", Handle: h.MetaData}}, h.Shared...), h.Private...) {
+						sum.add(bytesHash([]byte(fmt.Sprintf("%d %s %d", st.Index, p.LocalPath, sizeOfStream(p.Handle)))))
+					}
+				}
+			}
 		}
 		for _, st := range op.Subtasks {
 			if st == nil || st.Finished {
@@ -112,6 +124,16 @@ func DigestOf(sp *savepoint.Savepoint) (Digest, error) {
 		}
 	}
 	return d, nil
+}
+
+// nativeFiles is the digest entry of an operator's native keyed-state files.
+const nativeFiles = "(native keyed-state files)"
+
+func sizeOfStream(h metadata.StreamHandle) int64 {
+	if h == nil {
+		return -1
+	}
+	return h.StateSize()
 }
 
 func canonicalKeyed(op *metadata.OperatorState) bool {

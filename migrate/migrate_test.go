@@ -1,0 +1,658 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/keygroup"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/statecore/serializer"
+	"github.com/statecraft/statecraft/statecore/uid"
+)
+
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join("..", "testdata", "savepoints", name)
+	if _, err := os.Stat(filepath.Join(dir, "_metadata")); err != nil {
+		t.Skipf("fixture %s not present (make fixtures)", name)
+	}
+	return dir
+}
+
+func mustSel(t testing.TB, s string) Selector {
+	t.Helper()
+	sel, err := ParseSelector(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
+func open(t testing.TB, dir string) *savepoint.Savepoint {
+	t.Helper()
+	sp, err := savepoint.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close() })
+	return sp
+}
+
+// records returns every keyed record and operator-state element of op as a multiset of JSON
+// lines without the key group, and checks where each keyed record sits: inside its subtask's
+// key-group range, which is the range Flink assigns that subtask, in the key group Flink
+// computes from the key's Java hashCode (for the key types the fixtures use).
+func records(t *testing.T, sp *savepoint.Savepoint, op *metadata.OperatorState) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	if !canonicalKeyed(op) {
+		t.Fatalf("operator %s is not canonical", Label(op))
+	}
+	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	for _, st := range subs {
+		want, err := keygroup.RangeForOperator(op.MaxParallelism, op.Parallelism, st.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Handle.Range.Start != want.Start || st.Handle.Range.End() != want.End {
+			t.Errorf("%s subtask %d: key groups [%d, %d], Flink assigns %s", Label(op), st.Index, st.Handle.Range.Start, st.Handle.Range.End(), want)
+		}
+		err = st.Records(nil, func(r keyed.Record) error {
+			if !want.Contains(int32(r.KeyGroup)) {
+				t.Errorf("%s subtask %d: record in key group %d outside %s", Label(op), st.Index, r.KeyGroup, want)
+			}
+			if k, ok := hashable(r.Key); ok {
+				kg, err := keygroup.ForKey(k, op.MaxParallelism)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if int(kg) != r.KeyGroup {
+					t.Errorf("%s: key %v is in key group %d, Flink puts it in %d (max parallelism %d)", Label(op), r.Key, r.KeyGroup, kg, op.MaxParallelism)
+				}
+			} else {
+				t.Errorf("%s: key %#v: no independent hash in the test", Label(op), r.Key)
+			}
+			r.KeyGroup = 0
+			b, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			out[string(b)]++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := DigestOf(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range d[op.ID].OpState {
+		b, _ := json.Marshal(s)
+		out["opstate "+name+" "+string(b)]++
+	}
+	return out
+}
+
+// hashable turns a decoded fixture key (Integer, Long, String, Tuple2<Integer, String>) into the
+// value keygroup.HashCode takes, independently of the code under test.
+func hashable(k any) (any, bool) {
+	switch v := k.(type) {
+	case int32, int64, string:
+		return v, true
+	case serializer.Fields:
+		t := keygroup.Tuple{}
+		for _, f := range v {
+			x, ok := hashable(f.Value)
+			if !ok {
+				return nil, false
+			}
+			t = append(t, x)
+		}
+		return t, true
+	}
+	return nil, false
+}
+
+func sameMultiset(t *testing.T, what string, want, got map[string]int) {
+	t.Helper()
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s: %s: %d in the source, %d in the output", what, k, n, got[k])
+		}
+	}
+	for k, n := range got {
+		if want[k] == 0 {
+			t.Errorf("%s: %s: %d in the output, not in the source", what, k, n)
+		}
+	}
+	if len(want) == 0 {
+		t.Errorf("%s: nothing compared", what)
+	}
+}
+
+func run(t *testing.T, src string, opt Options, steps ...Step) (string, *Report) {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "out")
+	rep, err := Run(src, dst, steps, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst, rep
+}
+
+func TestRenameUID(t *testing.T) {
+	cases := []struct {
+		fixture string
+		renames []Rename
+	}{
+		{"keyed-hashmap", []Rename{{mustSel(t, "uid:int-keyed"), "counter-v2"}}},
+		{"keyed-inline", []Rename{{mustSel(t, "uid:int-keyed"), "inline-v2"}}},
+		// an operator that never had a UID gets one; and two operators swap their UIDs
+		{"types-hashmap", []Rename{{mustSel(t, "hash:5534c038c66cc9b701311c8cdd8de69b"), "nouid-counter"},
+			{mustSel(t, "uid:long-keyed"), "string-keyed"}, {mustSel(t, "uid:string-keyed"), "long-keyed"}}},
+		{"operator-state", []Rename{{mustSel(t, "uid:buffer-map"), "buffer-v2"}, {mustSel(t, "uid:broadcast-proc"), "rules-v2"}}},
+		// native RocksDB files are linked as they are; only the id changes
+		{"native-rocksdb", []Rename{{mustSel(t, "uid:int-keyed"), "native-v2"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.fixture, func(t *testing.T) {
+			src := fixture(t, c.fixture)
+			dst, rep := run(t, src, Options{}, &RenameUIDs{Renames: c.renames})
+			in, out := open(t, src), open(t, dst)
+
+			// The expected _metadata is the source's with the ids and uids changed: same bytes
+			// otherwise (the fixtures use relative handles, which are kept).
+			want, err := decodeAgain(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var olds []*metadata.OperatorState
+			for _, r := range c.renames {
+				op, err := r.From.find(want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				olds = append(olds, op)
+			}
+			for i, op := range olds {
+				name := op.Name
+				op.ID, op.UID = uid.OperatorID(c.renames[i].To), c.renames[i].To
+				if op.Name != name {
+					t.Fatal("name changed")
+				}
+			}
+			var wb bytes.Buffer
+			if err := metadata.Encode(&wb, want); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(dst, "_metadata"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(wb.Bytes(), got) {
+				t.Errorf("output _metadata differs from the source's with only ids and uids changed (%d vs %d bytes)", len(got), wb.Len())
+			}
+			for i, r := range c.renames {
+				op, err := Selector{UID: r.To, ID: uid.OperatorID(r.To)}.find(out.Metadata)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if op.UID != r.To || op.Name != olds[i].Name {
+					t.Errorf("renamed operator: uid %q name %q, want uid %q name %q", op.UID, op.Name, r.To, olds[i].Name)
+				}
+				if c.fixture != "native-rocksdb" {
+					srcOp, _ := r.From.find(in.Metadata)
+					sameMultiset(t, r.From.String(), records(t, in, srcOp), records(t, out, op))
+				}
+			}
+			// Every state file is linked, none written.
+			if rep.Written != 0 || rep.Copied != 0 {
+				t.Errorf("report: %d written, %d copied; want only links", rep.Written, rep.Copied)
+			}
+			files, _ := filepath.Glob(filepath.Join(src, "*"))
+			for _, f := range files {
+				if filepath.Base(f) == "_metadata" {
+					continue
+				}
+				a, errA := os.Stat(f)
+				b, errB := os.Stat(filepath.Join(dst, filepath.Base(f)))
+				if errA != nil || errB != nil {
+					t.Fatalf("state file %s not in the output: %v %v", filepath.Base(f), errA, errB)
+				}
+				if a.Sys().(*syscall.Stat_t).Ino != b.Sys().(*syscall.Stat_t).Ino {
+					t.Errorf("%s: not hard-linked", filepath.Base(f))
+				}
+			}
+			if len(rep.Verify) == 0 {
+				t.Error("no verification rows in the report")
+			}
+		})
+	}
+}
+
+func TestCopyMode(t *testing.T) {
+	src := fixture(t, "keyed-hashmap")
+	dst, rep := run(t, src, Options{Link: LinkCopy}, &RenameUIDs{Renames: []Rename{{mustSel(t, "uid:int-keyed"), "x"}}})
+	if rep.Copied != 2 || rep.Linked != 0 {
+		t.Fatalf("copied %d linked %d, want 2 and 0", rep.Copied, rep.Linked)
+	}
+	files, _ := filepath.Glob(filepath.Join(dst, "*"))
+	for _, f := range files {
+		fi, _ := os.Stat(f)
+		if fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+			t.Errorf("%s has %d links, want a copy", f, fi.Sys().(*syscall.Stat_t).Nlink)
+		}
+	}
+}
+
+func TestRenameRefused(t *testing.T) {
+	src := fixture(t, "types-hashmap")
+	cases := []struct {
+		name    string
+		renames []Rename
+		want    string
+	}{
+		{"target exists", []Rename{{mustSel(t, "uid:long-keyed"), "string-keyed"}}, "already has an operator"},
+		{"two to one", []Rename{{mustSel(t, "uid:long-keyed"), "x"}, {mustSel(t, "uid:string-keyed"), "x"}}, "two operators would get"},
+		{"twice", []Rename{{mustSel(t, "uid:long-keyed"), "x"}, {mustSel(t, "uid:long-keyed"), "y"}}, "renamed twice"},
+		{"unknown", []Rename{{mustSel(t, "uid:nope"), "x"}}, "not in the savepoint"},
+		{"unknown hash", []Rename{{mustSel(t, "hash:00000000000000000000000000000000"), "x"}}, "not in the savepoint"},
+		{"empty", []Rename{{mustSel(t, "uid:long-keyed"), ""}}, "empty"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dst := filepath.Join(parent, "out")
+			_, err := Run(src, dst, []Step{&RenameUIDs{Renames: c.renames}}, Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+				t.Errorf("a refused run left %v", ents)
+			}
+		})
+	}
+}
+
+func TestSelectorSyntax(t *testing.T) {
+	for _, s := range []string{"int-keyed", "uid:", "hash:xyz", "hash:5534c038", "name:x"} {
+		if _, err := ParseSelector(s); err == nil {
+			t.Errorf("ParseSelector(%q) accepted", s)
+		}
+	}
+	sel, err := ParseSelector("hash:5534C038C66CC9B701311C8CDD8DE69B")
+	if err != nil || sel.ID.String() != "5534c038c66cc9b701311c8cdd8de69b" {
+		t.Errorf("upper-case hash: %v %v", sel, err)
+	}
+}
+
+type rescaleCase struct {
+	fixture  string
+	ops      []string
+	steps    [][2]int32 // {maxParallelism, parallelism (0 = keep)}
+	finalPar map[string]int32
+}
+
+var rescaleCases = []rescaleCase{
+	{"keyed-hashmap", nil, [][2]int32{{256, 3}}, nil},
+	{"keyed-maxpar-256", nil, [][2]int32{{128, 0}}, nil},
+	{"keyed-par3", nil, [][2]int32{{64, 2}}, nil},
+	{"keyed-hashmap-compressed", nil, [][2]int32{{200, 0}}, nil},
+	{"keyed-rocksdb", nil, [][2]int32{{4096, 4}}, nil},
+	{"keyed-inline", nil, [][2]int32{{129, 1}}, nil},
+	{"types-rocksdb", nil, [][2]int32{{32768, 0}}, nil},
+	{"types-hashmap", []string{"uid:tuple-keyed", "hash:5534c038c66cc9b701311c8cdd8de69b"}, [][2]int32{{300, 5}}, nil},
+	{"window-hashmap", nil, [][2]int32{{1000, 0}, {4096, 3}}, nil},
+	{"operator-state", nil, [][2]int32{{512, 0}}, nil},
+}
+
+func TestRescale(t *testing.T) {
+	for _, c := range rescaleCases {
+		for _, budget := range []int64{0, 200} { // 200 bytes forces spill files and many chunks
+			name := c.fixture
+			if budget > 0 {
+				name += "/spill"
+			}
+			t.Run(name, func(t *testing.T) {
+				src := fixture(t, c.fixture)
+				var steps []Step
+				for _, s := range c.steps {
+					r := &Rescale{MaxParallelism: s[0], Parallelism: s[1]}
+					for _, o := range c.ops {
+						r.Operators = append(r.Operators, mustSel(t, o))
+					}
+					steps = append(steps, r)
+				}
+				dst, _ := run(t, src, Options{SpillBudget: budget}, steps...)
+				in, out := open(t, src), open(t, dst)
+				last := c.steps[len(c.steps)-1]
+				if _, err := os.Stat(filepath.Join(dst, spillDir)); err == nil {
+					t.Error("spill directory left in the output")
+				}
+				for _, op := range in.Metadata.Operators {
+					got, err := Selector{ID: op.ID}.find(out.Metadata)
+					if err != nil {
+						t.Fatal(err)
+					}
+					selected := len(c.ops) == 0
+					for _, o := range c.ops {
+						selected = selected || mustSel(t, o).ID == op.ID
+					}
+					if !hasKeyed(op) {
+						if len(c.ops) == 0 && op.SubtaskStateCount() == 0 && got.MaxParallelism != last[0] {
+							t.Errorf("%s: stateless operator keeps max parallelism %d", Label(op), got.MaxParallelism)
+						}
+						if op.SubtaskStateCount() > 0 {
+							sameMultiset(t, Label(op), records(t, in, op), records(t, out, got))
+						}
+						continue
+					}
+					wantMax, wantPar := op.MaxParallelism, op.Parallelism
+					if selected {
+						for _, s := range c.steps {
+							wantMax = s[0]
+							if s[1] > 0 {
+								wantPar = s[1]
+							}
+							wantPar = min(wantPar, wantMax)
+						}
+					}
+					if got.MaxParallelism != wantMax || got.Parallelism != wantPar || got.SubtaskStateCount() != int(wantPar) {
+						t.Errorf("%s: max parallelism %d parallelism %d subtask states %d, want %d %d %d", Label(op),
+							got.MaxParallelism, got.Parallelism, got.SubtaskStateCount(), wantMax, wantPar, wantPar)
+					}
+					sameMultiset(t, Label(op), records(t, in, op), records(t, out, got))
+				}
+			})
+		}
+	}
+}
+
+func TestRescaleRefused(t *testing.T) {
+	cases := []struct {
+		fixture string
+		step    *Rescale
+		want    string
+	}{
+		{"native-rocksdb", &Rescale{MaxParallelism: 256}, "canonical"},
+		{"operator-state", &Rescale{MaxParallelism: 256, Parallelism: 3}, "operator state"},
+		{"keyed-hashmap", &Rescale{MaxParallelism: 2, Parallelism: 3}, "parallelism 3"},
+		{"keyed-hashmap", &Rescale{MaxParallelism: 40000}, "max parallelism 40000"},
+		{"keyed-hashmap", &Rescale{MaxParallelism: 256, Operators: []Selector{{UID: "source", ID: uid.OperatorID("source")}}}, "no keyed state"},
+	}
+	for _, c := range cases {
+		t.Run(c.fixture+"/"+c.want, func(t *testing.T) {
+			parent := t.TempDir()
+			_, err := Run(fixture(t, c.fixture), filepath.Join(parent, "out"), []Step{c.step}, Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+				t.Errorf("a refused run left %v", ents)
+			}
+		})
+	}
+}
+
+func TestKeyTypesRefusedByName(t *testing.T) {
+	for _, s := range []*serializer.Snapshot{
+		{Class: "org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot", TypeClass: "com.example.Account"},
+		{Class: snapTuple, Nested: []*serializer.Snapshot{{Class: "org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot"}}},
+	} {
+		_, err := newKeyHasher(s)
+		if err == nil || !strings.Contains(err.Error(), "no Java hashCode") {
+			t.Errorf("%s: error %v, want a refusal", s.Class, err)
+		}
+	}
+	if _, err := newKeyHasher(&serializer.Snapshot{Class: "org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot", TypeClass: "com.example.Account"}); err == nil || !strings.Contains(err.Error(), "com.example.Account") {
+		t.Errorf("the refusal does not name the key type: %v", err)
+	}
+}
+
+// TestKeyHasherTypes checks keyHasher on bytes laid out as Flink's serializers write them against
+// keygroup.HashCode of the same value.
+func TestKeyHasherTypes(t *testing.T) {
+	simple := func(short string) *serializer.Snapshot {
+		return &serializer.Snapshot{Class: "org.apache.flink.api.common.typeutils.base." + short + "Serializer$" + short + "SerializerSnapshot"}
+	}
+	cases := []struct {
+		name  string
+		snap  *serializer.Snapshot
+		bytes []byte
+		want  any
+	}{
+		{"int", simple("Int"), []byte{0xff, 0xff, 0xff, 0xfe}, int32(-2)},
+		{"long", simple("Long"), []byte{0, 0, 0, 1, 0, 0, 0, 2}, int64(1<<32 + 2)},
+		{"short", simple("Short"), []byte{0x80, 0}, int16(-32768)},
+		{"byte", simple("Byte"), []byte{7}, int8(7)},
+		{"boolean", simple("Boolean"), []byte{1}, true},
+		{"char", simple("Char"), []byte{0, 'A'}, keygroup.Char('A')},
+		{"float", simple("Float"), []byte{0x3f, 0x80, 0, 0}, float32(1)},
+		{"double", simple("Double"), []byte{0x3f, 0xf0, 0, 0, 0, 0, 0, 0}, float64(1)},
+		{"string", simple("String"), []byte{4, 'a', 'b', 'c'}, "abc"},
+		{"tuple", &serializer.Snapshot{Class: snapTuple, Nested: []*serializer.Snapshot{simple("Int"), simple("String")}},
+			[]byte{0, 0, 0, 5, 2, 'x'}, keygroup.Tuple{int32(5), "x"}},
+		// Row with kinds: mask bits kind&1, kind&2, then field nulls; field 1 is null
+		{"row", &serializer.Snapshot{Class: snapRow, RowKind: true, Nested: []*serializer.Snapshot{simple("Long"), simple("Int")}},
+			[]byte{0x80 | 0x10, 0, 0, 0, 0, 0, 0, 0, 9}, keygroup.Row{Kind: keygroup.UpdateBefore, Fields: []any{int64(9), nil}}},
+		{"rowdata", &serializer.Snapshot{Class: snapRowData}, []byte{0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0}, keygroup.BinaryRow(make([]byte, 8))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, err := newKeyHasher(c.snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := serializer.NewInput(c.bytes)
+			got, err := h.hash(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := keygroup.HashCode(c.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want || in.Remaining() != 0 {
+				t.Errorf("hash %d (%d bytes left), want %d", got, in.Remaining(), want)
+			}
+		})
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	src := fixture(t, "keyed-hashmap")
+	parent := t.TempDir()
+	dst := filepath.Join(parent, "out")
+	rep, err := Run(src, dst, []Step{&RenameUIDs{Renames: []Rename{{mustSel(t, "uid:int-keyed"), "v2"}}},
+		&Rescale{MaxParallelism: 256, Parallelism: 4}}, Options{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Fatalf("dry run wrote %v", ents)
+	}
+	if len(rep.Steps) != 2 || len(rep.Result) != 2 {
+		t.Fatalf("report: %d steps, %d result rows", len(rep.Steps), len(rep.Result))
+	}
+	r := rep.Steps[1].Operators[0]
+	total := 0
+	for _, n := range r.EntriesPerSubtask {
+		total += n
+	}
+	if len(r.EntriesPerSubtask) != 4 || total != 90 || r.EntriesBefore["count"] != 12 {
+		t.Errorf("dry-run rescale counts: per subtask %v (want 4 adding up to 90), count %d", r.EntriesPerSubtask, r.EntriesBefore["count"])
+	}
+	row := rep.Result[0]
+	if *row.OperatorUID != "v2" || row.MaxParallelism != 256 || row.Parallelism != 4 {
+		t.Errorf("dry-run result row %+v", row)
+	}
+	// The dry run reports what a real run then does.
+	_, real := run(t, src, Options{}, &RenameUIDs{Renames: []Rename{{mustSel(t, "uid:int-keyed"), "v2"}}},
+		&Rescale{MaxParallelism: 256, Parallelism: 4})
+	if a, b := r.EntriesPerSubtask, real.Steps[1].Operators[0].EntriesPerSubtask; !equalInts(a, b) {
+		t.Errorf("dry run per-subtask counts %v, real run %v", a, b)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestTarget(t *testing.T) {
+	src := fixture(t, "keyed-hashmap")
+	step := func() []Step { return []Step{&RenameUIDs{Renames: []Rename{{mustSel(t, "uid:int-keyed"), "v2"}}}} }
+
+	parent := t.TempDir()
+	full := filepath.Join(parent, "full")
+	os.MkdirAll(full, 0o755)
+	os.WriteFile(filepath.Join(full, "x"), []byte("x"), 0o644)
+	if _, err := Run(src, full, step(), Options{}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("non-empty DST: %v", err)
+	}
+	if _, err := Run(src, filepath.Join(src, "sub"), step(), Options{}); err == nil || !strings.Contains(err.Error(), "inside the source") {
+		t.Errorf("DST inside SRC: %v", err)
+	}
+	// An empty directory is fine, and a leftover of a killed run does not block.
+	empty := filepath.Join(parent, "empty")
+	os.MkdirAll(empty, 0o755)
+	leftover := filepath.Join(parent, "empty"+stageInfix+"123")
+	os.MkdirAll(leftover, 0o755)
+	var note bytes.Buffer
+	if _, err := Run(src, empty, step(), Options{Progress: &note}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(empty, "_metadata")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(note.String(), "left over") {
+		t.Errorf("no note about the leftover: %q", note.String())
+	}
+	// The source is untouched.
+	open(t, src)
+}
+
+func TestVerifyCatchesCorruption(t *testing.T) {
+	src := fixture(t, "keyed-hashmap")
+	parent := t.TempDir()
+	dst := filepath.Join(parent, "out")
+	testHookBeforeVerify = func(stage string) {
+		// Flip the last byte of the last value in a file the rescale wrote (before the 0xFFFF end mark).
+		ents, _ := os.ReadDir(stage)
+		for _, e := range ents {
+			if e.Name() == "_metadata" || e.IsDir() {
+				continue
+			}
+			p := filepath.Join(stage, e.Name())
+			b, _ := os.ReadFile(p)
+			if len(b) > 3 {
+				b[len(b)-3] ^= 0x01
+				os.WriteFile(p, b, 0o644)
+				return
+			}
+		}
+	}
+	defer func() { testHookBeforeVerify = nil }()
+	_, err := Run(src, dst, []Step{&Rescale{MaxParallelism: 256}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "checksum differs") {
+		t.Fatalf("error %v, want a checksum difference", err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+		t.Errorf("a failed verification left %v", ents)
+	}
+}
+
+func TestCompareReports(t *testing.T) {
+	sp := open(t, fixture(t, "keyed-hashmap"))
+	a, err := DigestOf(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := DigestOf(sp)
+	if _, diff := Compare(a, b); diff != "" {
+		t.Fatalf("equal digests differ: %s", diff)
+	}
+	id := uid.OperatorID("int-keyed")
+	b[id].Keyed["count"].Hash++
+	if _, diff := Compare(a, b); !strings.Contains(diff, `"count"`) {
+		t.Errorf("changed hash: %q", diff)
+	}
+	b[id].Keyed["count"].Hash--
+	b[id].Keyed["count"].Count--
+	if _, diff := Compare(a, b); !strings.Contains(diff, "12 entries expected, 11") {
+		t.Errorf("changed count: %q", diff)
+	}
+	b[id].Keyed["count"].Count++
+	delete(b[id].Keyed, "sum")
+	if _, diff := Compare(a, b); !strings.Contains(diff, `"sum" is missing`) {
+		t.Errorf("missing state: %q", diff)
+	}
+	delete(b, id)
+	if _, diff := Compare(a, b); !strings.Contains(diff, "missing from the output") {
+		t.Errorf("missing operator: %q", diff)
+	}
+}
+
+func TestSplitHeaderRoundTrip(t *testing.T) {
+	for _, name := range []string{"keyed-hashmap", "types-rocksdb", "window-hashmap"} {
+		sp := open(t, fixture(t, name))
+		for _, op := range sp.Metadata.Operators {
+			if !hasKeyed(op) {
+				continue
+			}
+			subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range subs {
+				p, err := splitHeader(st.Header, st.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h, err := p.build(p.metas, st.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(h.Raw, st.Header.Raw) {
+					t.Errorf("%s: rebuilt header differs", st.Name)
+				}
+				var names []string
+				for _, m := range st.Header.States {
+					names = append(names, m.Name)
+				}
+				if strings.Join(p.names, ",") != strings.Join(names, ",") {
+					t.Errorf("%s: names %v vs %v", st.Name, p.names, names)
+				}
+				// Dropping the first state gives a header without it.
+				h2, err := p.build(p.metas[1:], st.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(h2.States) != len(names)-1 || h2.States[0].Name != names[1] {
+					t.Errorf("%s: header without the first state has %d states", st.Name, len(h2.States))
+				}
+			}
+			closeAll()
+		}
+	}
+}
