@@ -97,7 +97,21 @@ type Codec interface {
 
 // NewCodec builds the codec of the serializer that wrote snapshot s. A serializer this package
 // does not decode gets an opaque codec that takes all remaining bytes; it never fails.
+//
+// A structured value (tuple, POJO, row, list, map) with an undecodable part becomes opaque as a
+// whole: the bytes after that part cannot be found, so a partial decode would misread them. TTL
+// keeps its timestamp and makes only the user value opaque.
 func NewCodec(s *Snapshot) Codec {
+	c := newCodec(s)
+	if _, isTTL := c.(ttlCodec); !c.Known() && !isTTL && s != nil {
+		if _, ok := c.(opaqueCodec); !ok {
+			return opaqueCodec{class: s.Class, typ: JavaType(s)}
+		}
+	}
+	return c
+}
+
+func newCodec(s *Snapshot) Codec {
 	if s == nil {
 		return opaqueCodec{class: "<absent>"}
 	}
@@ -271,14 +285,6 @@ func (c ttlCodec) FixedLen() int {
 }
 func (c ttlCodec) Known() bool { return c.inner.Known() }
 
-// Inner returns the user-value codec of a TTL codec, or nil when c is not one.
-func TTLInner(c Codec) Codec {
-	if t, ok := c.(ttlCodec); ok {
-		return t.inner
-	}
-	return nil
-}
-
 // listValueCodec decodes ListSerializer used as a plain value: i32 size, elements back to back.
 // (List *state* frames its elements differently; see ListElement.)
 type listValueCodec struct{ elem Codec }
@@ -296,9 +302,8 @@ func (c listValueCodec) Decode(in *Input) any {
 	}
 	return out
 }
-func (listValueCodec) FixedLen() int    { return -1 }
-func (c listValueCodec) Known() bool    { return c.elem.Known() }
-func (c listValueCodec) Element() Codec { return c.elem }
+func (listValueCodec) FixedLen() int { return -1 }
+func (c listValueCodec) Known() bool { return c.elem.Known() }
 
 // mapValueCodec decodes MapSerializer used as a plain value: i32 size, then size x {key,
 // bool isNull, [value]}. (Map *state* stores one entry per record instead.)
@@ -318,18 +323,6 @@ func (c mapValueCodec) Decode(in *Input) any {
 }
 func (mapValueCodec) FixedLen() int { return -1 }
 func (c mapValueCodec) Known() bool { return c.key.Known() && c.val.Known() }
-
-// ElementCodec is the element codec of a list serializer (list state values).
-func ElementCodec(c Codec) (Codec, bool) {
-	l, ok := c.(listValueCodec)
-	return l.elem, ok
-}
-
-// MapCodecs are the user-key and user-value codecs of a map serializer (map state).
-func MapCodecs(c Codec) (key, val Codec, ok bool) {
-	m, ok := c.(mapValueCodec)
-	return m.key, m.val, ok
-}
 
 // structCodec decodes tuples: the fields back to back, no null flags.
 type structCodec struct {

@@ -63,3 +63,22 @@ func UnwrapTTL(s *Snapshot) *Snapshot {
 	}
 	return s
 }
+
+// ListElement returns the element snapshot of a list serializer snapshot.
+func ListElement(s *Snapshot) (*Snapshot, bool) {
+	if s != nil && (s.Class == classList || s.Class == classArrayList) && len(s.Nested) == 1 {
+		return s.Nested[0], true
+	}
+	return nil, false
+}
+
+// MapKeyValue returns the key and value snapshots of a map serializer snapshot.
+func MapKeyValue(s *Snapshot) (key, value *Snapshot, ok bool) {
+	if s != nil && s.Class == classMap && len(s.Nested) == 2 {
+		return s.Nested[0], s.Nested[1], true
+	}
+	return nil, nil, false
+}
+
+// OpaqueCodec returns a codec that takes every remaining byte as an Opaque value of class.
+func OpaqueCodec(class string) Codec { return opaqueCodec{class: class} }
