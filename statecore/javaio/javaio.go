@@ -60,6 +60,8 @@ const MaxUTFLen = 65535
 // Reader reads Java data-stream primitives from an io.Reader, counting the offset.
 type Reader struct {
 	r    *bufio.Reader
+	data []byte // NewBytesReader: the whole stream, read from pos (r is nil)
+	pos  int
 	name string
 	off  int64
 	err  error
@@ -71,9 +73,28 @@ type Reader struct {
 func NewReader(r io.Reader, name string, base int64) *Reader {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
-		br = bufio.NewReaderSize(r, 64<<10)
+		// Buffer no more than the input holds when it knows its length (bytes.Reader wrapping a
+		// small record is common), else 16 KiB: readers are created per state file, and zeroing
+		// large buffers showed up in profiles of wide savepoints.
+		size := 16 << 10
+		if l, ok := r.(interface{ Len() int }); ok {
+			size = min(max(l.Len(), 16), 64<<10)
+		}
+		br = bufio.NewReaderSize(r, size)
 	}
 	return &Reader{r: br, name: name, off: base}
+}
+
+// NewBytesReader reads from data held in memory, which is faster than going through a
+// bufio.Reader; name and base are as for NewReader. Slices returned by Bytes and Rest are copies.
+func NewBytesReader(data []byte, name string, base int64) *Reader {
+	return &Reader{data: data, name: name, off: base}
+}
+
+// short records that the stream ended inside a field of n bytes after got of them.
+func (r *Reader) short(field string, n, got int) {
+	r.err = &FormatError{Name: r.name, Offset: r.off, Field: field,
+		Msg: fmt.Sprintf("want %d bytes, file has %d", n, got), Err: io.ErrUnexpectedEOF}
 }
 
 // Name is the stream's name as used in errors.
@@ -103,7 +124,25 @@ func (r *Reader) fill(field string, n int) []byte {
 	if r.err != nil {
 		return nil
 	}
+	if r.r == nil {
+		if len(r.data)-r.pos < n {
+			r.short(field, n, len(r.data)-r.pos)
+			return nil
+		}
+		b := r.data[r.pos : r.pos+n]
+		r.pos += n
+		r.off += int64(n)
+		return b
+	}
 	b := r.buf[:n]
+	if r.r.Buffered() >= n {
+		// Fast path: the bytes are already buffered (almost always); skip io.ReadFull.
+		p, _ := r.r.Peek(n)
+		copy(b, p)
+		r.r.Discard(n)
+		r.off += int64(n)
+		return b
+	}
 	got, err := io.ReadFull(r.r, b)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -181,6 +220,17 @@ func (r *Reader) Bytes(field string, n int) []byte {
 		r.Failf(field, "negative length %d", n)
 		return nil
 	}
+	if r.r == nil {
+		if len(r.data)-r.pos < n {
+			r.short(field, n, len(r.data)-r.pos)
+			return nil
+		}
+		out := make([]byte, n)
+		copy(out, r.data[r.pos:])
+		r.pos += n
+		r.off += int64(n)
+		return out
+	}
 	out := make([]byte, 0, min(n, 1<<20))
 	// Grow as data arrives, so a lying length cannot make us allocate more than the file holds.
 	for len(out) < n {
@@ -205,6 +255,32 @@ func (r *Reader) Bytes(field string, n int) []byte {
 func (r *Reader) UTF(field string) string {
 	off := r.off
 	n := int(r.U16(field))
+	if r.err != nil {
+		return ""
+	}
+	// Decode straight from the buffer when it holds the whole string (nearly always), saving a
+	// copy per string; longer strings take the Bytes path.
+	var peek []byte
+	var err error
+	if r.r == nil {
+		if len(r.data)-r.pos < n {
+			r.short(field, n, len(r.data)-r.pos)
+			return ""
+		}
+		peek = r.data[r.pos : r.pos+n]
+		r.pos += n
+	} else if peek, err = r.r.Peek(n); err == nil {
+		r.r.Discard(n)
+	}
+	if err == nil {
+		s, derr := DecodeModifiedUTF8(peek)
+		r.off += int64(n)
+		if derr != nil {
+			r.FailAt(off, field, "%v", derr)
+			return ""
+		}
+		return s
+	}
 	raw := r.Bytes(field, n)
 	if r.err != nil {
 		return ""
@@ -220,6 +296,16 @@ func (r *Reader) UTF(field string) string {
 // Skip discards n bytes.
 func (r *Reader) Skip(field string, n int64) {
 	if r.err != nil {
+		return
+	}
+	if r.r == nil {
+		if n < 0 || int64(len(r.data)-r.pos) < n {
+			r.err = &FormatError{Name: r.name, Offset: r.off, Field: field,
+				Msg: fmt.Sprintf("want to skip %d bytes, file has %d", n, len(r.data)-r.pos), Err: io.ErrUnexpectedEOF}
+			return
+		}
+		r.pos += int(n)
+		r.off += n
 		return
 	}
 	got, err := io.CopyN(io.Discard, r.r, n)
@@ -238,6 +324,9 @@ func (r *Reader) AtEOF() bool {
 	if r.err != nil {
 		return false
 	}
+	if r.r == nil {
+		return r.pos >= len(r.data)
+	}
 	_, err := r.r.Peek(1)
 	return err == io.EOF
 }
@@ -247,6 +336,12 @@ func (r *Reader) AtEOF() bool {
 func (r *Reader) Peek1() int {
 	if r.err != nil {
 		return -1
+	}
+	if r.r == nil {
+		if r.pos >= len(r.data) {
+			return -1
+		}
+		return int(r.data[r.pos])
 	}
 	b, err := r.r.Peek(1)
 	if err != nil {
@@ -259,6 +354,17 @@ func (r *Reader) Peek1() int {
 func (r *Reader) Rest(field string, max int64) []byte {
 	if r.err != nil {
 		return nil
+	}
+	if r.r == nil {
+		if int64(len(r.data)-r.pos) > max {
+			r.Failf(field, "more than %d bytes", max)
+			return nil
+		}
+		b := make([]byte, len(r.data)-r.pos)
+		copy(b, r.data[r.pos:])
+		r.pos = len(r.data)
+		r.off += int64(len(b))
+		return b
 	}
 	b, err := io.ReadAll(io.LimitReader(r.r, max+1))
 	if err != nil {
@@ -365,6 +471,17 @@ func EncodeModifiedUTF8(s string) []byte {
 // DecodeModifiedUTF8 decodes Java's modified UTF-8. Surrogate pairs are joined; a lone surrogate
 // becomes U+FFFD, as Go strings cannot hold it.
 func DecodeModifiedUTF8(b []byte) (string, error) {
+	// Fast path: ASCII without NUL (nearly every name Flink writes) is the same in both encodings.
+	ascii := true
+	for _, c := range b {
+		if c == 0 || c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return string(b), nil
+	}
 	units := make([]uint16, 0, len(b))
 	for i := 0; i < len(b); {
 		c := b[i]

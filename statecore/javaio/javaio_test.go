@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,81 @@ func TestWriterRefusesLongUTF(t *testing.T) {
 	w.UTF(strings.Repeat("a", MaxUTFLen+1))
 	if w.Err() == nil {
 		t.Fatal("writeUTF of 65536 bytes succeeded; Java refuses it")
+	}
+}
+
+// TestBytesReaderMatchesStream reads the same data through NewReader and NewBytesReader, whole
+// and cut at every length: values, offsets and errors must agree.
+func TestBytesReaderMatchesStream(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.I32(-7)
+	w.UTF("héllo 😀")
+	w.I64(1 << 40)
+	w.U8(9)
+	w.I32(3)
+	w.Raw([]byte{1, 2, 3})
+	w.Raw([]byte("rest"))
+	data := buf.Bytes()
+	type result struct {
+		I32  int32
+		S    string
+		I64  int64
+		Peek int
+		U8   uint8
+		Raw  []byte
+		Rest []byte
+		EOF  bool
+		Off  int64
+		Err  string
+	}
+	read := func(r *Reader) result {
+		var res result
+		res.I32 = r.I32("a")
+		res.S = r.UTF("s")
+		res.I64 = r.I64("b")
+		res.Peek = r.Peek1()
+		res.U8 = r.U8("c")
+		res.Raw = r.Bytes("raw", r.Count("n", 10))
+		res.Rest = r.Rest("rest", 100)
+		res.EOF = r.AtEOF()
+		res.Off = r.Offset()
+		if r.Err() != nil {
+			res.Err = r.Err().Error()
+		}
+		return res
+	}
+	for n := 0; n <= len(data); n++ {
+		a := read(NewReader(bytes.NewReader(data[:n]), "f", 10))
+		b := read(NewBytesReader(data[:n], "f", 10))
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("cut at %d:\nstream %+v\nbytes  %+v", n, a, b)
+		}
+		if n == len(data) && (a.Err != "" || a.S != "héllo 😀" || string(a.Rest) != "rest" || !a.EOF) {
+			t.Fatalf("whole stream: %+v", a)
+		}
+	}
+	r := NewBytesReader(data, "f", 0)
+	r.Skip("skip", int64(len(data)+1))
+	if r.Err() == nil {
+		t.Error("skip past the end: want an error")
+	}
+}
+
+// TestLongUTF reads a 65535-byte string, longer than the stream reader's buffer, through both
+// readers.
+func TestLongUTF(t *testing.T) {
+	long := strings.Repeat("ab€", 65535/5) // 5 bytes per repetition
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.UTF(long)
+	w.I32(42)
+	for _, r := range []*Reader{
+		NewReader(io.MultiReader(bytes.NewReader(buf.Bytes())), "f", 0), // hides Len: 16 KiB buffer
+		NewBytesReader(buf.Bytes(), "f", 0),
+	} {
+		if got := r.UTF("s"); got != long || r.I32("i") != 42 || r.Err() != nil {
+			t.Errorf("long UTF: got %d bytes, err %v", len(got), r.Err())
+		}
 	}
 }

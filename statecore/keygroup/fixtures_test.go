@@ -119,6 +119,8 @@ func toKey(v any) (any, bool) {
 		return v, true
 	case serializer.Float:
 		return float64(v), true
+	case serializer.BinaryRow: // Flink SQL key: BinaryRowData, hashed over its bytes
+		return keygroup.BinaryRow(v.Raw), true
 	case serializer.Fields: // TupleN: f0, f1, ...
 		t := make(keygroup.Tuple, len(v))
 		for i, f := range v {
@@ -146,6 +148,8 @@ func typeName(v any) string {
 		return "String"
 	case keygroup.Tuple:
 		return "Tuple"
+	case keygroup.BinaryRow:
+		return "BinaryRowData"
 	}
 	return "other"
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 
 	"github.com/statecraft/statecraft/statecore/javaio"
@@ -21,7 +22,51 @@ const (
 
 // Decode reads a whole _metadata file from r. name is used in errors (e.g. the file path).
 func Decode(r io.Reader, name string) (*Metadata, error) {
-	d := &decoder{r: javaio.NewReader(r, name, 0)}
+	// The file is read into memory first: decoding from a slice is several times faster than
+	// through a bufio.Reader, and _metadata files are small (MBs for the widest jobs).
+	data, err := readAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return DecodeBytes(data, name)
+}
+
+// readAll is io.ReadAll that sizes its buffer once when r knows its length (files, bytes
+// readers), instead of doubling its way up.
+func readAll(r io.Reader) ([]byte, error) {
+	size := -1
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		size = r.Len()
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < 1<<31 {
+			size = int(fi.Size())
+		}
+	}
+	if size < 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, size+1) // +1 so that EOF is seen without growing
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			// The file grew while being read: fall back to growing.
+			rest, err := io.ReadAll(r)
+			return append(buf, rest...), err
+		}
+	}
+}
+
+// DecodeBytes decodes a whole _metadata file held in memory. The result does not alias data.
+func DecodeBytes(data []byte, name string) (*Metadata, error) {
+	d := &decoder{r: javaio.NewBytesReader(data, name, 0)}
 	m := d.metadata()
 	if err := d.err(); err != nil {
 		return nil, err
@@ -40,6 +85,55 @@ type decoder struct {
 	sub     int // subtask record index, -1 outside
 	slot    string
 	depth   int
+
+	// Slabs: wide jobs have 100,000s of subtask records, each with a handful of small objects;
+	// carving them from chunks instead of allocating each one halves decoding time.
+	subs  []SubtaskState
+	kgs   []KeyGroupsHandle
+	rels  []RelativeFileHandle
+	longs []int64
+}
+
+const slabSize = 256
+
+func (d *decoder) newSubtask() *SubtaskState {
+	if len(d.subs) == 0 {
+		d.subs = make([]SubtaskState, slabSize)
+	}
+	s := &d.subs[0]
+	d.subs = d.subs[1:]
+	return s
+}
+
+func (d *decoder) newKeyGroups() *KeyGroupsHandle {
+	if len(d.kgs) == 0 {
+		d.kgs = make([]KeyGroupsHandle, slabSize)
+	}
+	h := &d.kgs[0]
+	d.kgs = d.kgs[1:]
+	return h
+}
+
+func (d *decoder) newRelative() *RelativeFileHandle {
+	if len(d.rels) == 0 {
+		d.rels = make([]RelativeFileHandle, slabSize)
+	}
+	h := &d.rels[0]
+	d.rels = d.rels[1:]
+	return h
+}
+
+// int64s returns a zeroed slice of n int64s with no spare capacity (appending to it copies).
+func (d *decoder) int64s(n int) []int64 {
+	if n > 1024 {
+		return make([]int64, n)
+	}
+	if len(d.longs) < n {
+		d.longs = make([]int64, 16*1024)
+	}
+	s := d.longs[:n:n]
+	d.longs = d.longs[n:]
+	return s
 }
 
 // err returns the reader's error with the structural position prefixed to its field.
@@ -238,7 +332,7 @@ func (d *decoder) operator() *OperatorState {
 			op.Subtasks = append(op.Subtasks, &SubtaskState{Index: -idx - 1, Finished: true})
 			continue
 		}
-		st := d.subtask()
+		st := d.subtask(d.newSubtask())
 		if d.failed() {
 			return nil
 		}
@@ -256,9 +350,8 @@ func (d *decoder) operator() *OperatorState {
 	return op
 }
 
-func (d *decoder) subtask() *SubtaskState {
+func (d *decoder) subtask(st *SubtaskState) *SubtaskState {
 	r := d.r
-	st := &SubtaskState{}
 	d.slot = "managedOperatorState"
 	if r.I32("present") != 0 {
 		st.ManagedOperator = d.operatorHandle()
@@ -317,18 +410,29 @@ func (d *decoder) channelHandle(dir byte) *ChannelHandle {
 	}
 	h.Info[0] = r.I32("channelHandle.info0")
 	h.Info[1] = r.I32("channelHandle.info1")
-	h.Offsets = d.longs("channelHandle.offsets", r.Count("channelHandle.offsets.count", maxCount))
+	h.Offsets = d.readLongs("channelHandle.offsets", r.Count("channelHandle.offsets.count", maxCount))
 	h.Size = r.I64("channelHandle.size")
 	h.Delegate = d.streamHandle()
 	return h
 }
 
-// longs reads n int64s, growing the slice as data arrives.
-func (d *decoder) longs(field string, n int) []int64 {
+// readLongs reads n int64s. Up to 1024 (the usual case) they come from a slab; longer lists grow
+// as data arrives, so that a corrupt count cannot allocate more than the file holds.
+func (d *decoder) readLongs(field string, n int) []int64 {
 	if d.failed() || n == 0 {
 		return nil
 	}
-	out := make([]int64, 0, min(n, preallocateMax))
+	if n <= 1024 {
+		out := d.int64s(n)
+		for i := range out {
+			out[i] = d.r.I64(field)
+		}
+		if d.failed() {
+			return nil
+		}
+		return out
+	}
+	out := make([]int64, 0, preallocateMax)
 	for i := 0; i < n; i++ {
 		v := d.r.I64(field)
 		if d.failed() {
@@ -362,7 +466,7 @@ func (d *decoder) streamHandle() StreamHandle {
 		h.Path = r.UTF("file.path")
 		return h
 	case TagRelativeFile:
-		h := &RelativeFileHandle{}
+		h := d.newRelative()
 		h.Path = r.UTF("relativeFile.path")
 		h.Size = r.I64("relativeFile.size")
 		return h
@@ -386,10 +490,11 @@ func (d *decoder) streamHandle() StreamHandle {
 // keyGroups reads the body of tags 3, 7 and 12 (after the tag).
 func (d *decoder) keyGroups(tag byte) *KeyGroupsHandle {
 	r := d.r
-	h := &KeyGroupsHandle{TagByte: tag}
+	h := d.newKeyGroups()
+	h.TagByte = tag
 	h.Range.Start = r.I32("keyGroups.startKeyGroup")
 	h.Range.Num = int32(r.Count("keyGroups.numKeyGroups", maxKeyGroups))
-	h.Offsets = d.longs("keyGroups.offsets", int(h.Range.Num))
+	h.Offsets = d.readLongs("keyGroups.offsets", int(h.Range.Num))
 	d.depth++
 	if d.depth > maxNesting {
 		r.Failf("keyGroups.delegate", "handles nested more than %d deep", maxNesting)
@@ -540,7 +645,7 @@ func (d *decoder) operatorHandle() OperatorHandle {
 		if !d.failed() && s.Mode > ModeBroadcast {
 			r.FailAt(mOff, "operatorHandle.mode", "unknown distribution mode %d (want 0 split, 1 union, 2 broadcast)", s.Mode)
 		}
-		s.Offsets = d.longs("operatorHandle.offsets", r.Count("operatorHandle.offsets.count", maxCount))
+		s.Offsets = d.readLongs("operatorHandle.offsets", r.Count("operatorHandle.offsets.count", maxCount))
 		h.States = append(h.States, s)
 	}
 	if tag == TagSegmentPartitionableOpState {
