@@ -302,6 +302,52 @@ public final class PlanCatalog {
                         "CREATE TABLE counts (\n  k BIGINT,\n  c BIGINT,\n  s BIGINT\n)"
                                 + " WITH ('connector' = 'statecraft-sink')"),
                 "INSERT INTO counts\nSELECT k, COUNT(*) AS c, SUM(v) AS s\nFROM src\nGROUP BY k"));
+        add(new Program("judge-dedup-keep-first",
+                "Judge plan: deduplication keeping the first row per id.",
+                List.of(
+                        "CREATE TABLE src (\n  id BIGINT,\n  v STRING,\n  pt AS PROCTIME()\n)"
+                                + " WITH ('connector' = 'statecraft-source')",
+                        "CREATE TABLE firsts (\n  id BIGINT,\n  v STRING\n)"
+                                + " WITH ('connector' = 'statecraft-sink')"),
+                "INSERT INTO firsts\n"
+                        + "SELECT id, v FROM (\n"
+                        + "  SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY pt ASC) AS rn\n"
+                        + "  FROM src)\n"
+                        + "WHERE rn = 1"));
+        add(new Program("judge-changelog-normalize",
+                "Judge plan: an upsert source normalized for a sink that needs update-before rows.",
+                List.of(
+                        "CREATE TABLE accounts (\n  id BIGINT,\n  bal BIGINT,\n"
+                                + "  PRIMARY KEY (id) NOT ENFORCED\n)"
+                                + " WITH ('connector' = 'statecraft-source', 'changelog-mode' = 'upsert')",
+                        "CREATE TABLE balances (\n  id BIGINT,\n  bal BIGINT\n)"
+                                + " WITH ('connector' = 'statecraft-sink')"),
+                "INSERT INTO balances\nSELECT id, bal FROM accounts"));
+        add(new Program("judge-top-n",
+                "Judge plan: top-1 row per k by v (Rank).",
+                List.of(
+                        "CREATE TABLE src (\n  id BIGINT,\n  k BIGINT,\n  v BIGINT\n)"
+                                + " WITH ('connector' = 'statecraft-source')",
+                        "CREATE TABLE tops (\n  id BIGINT,\n  k BIGINT,\n  v BIGINT\n)"
+                                + " WITH ('connector' = 'statecraft-sink')"),
+                "INSERT INTO tops\n"
+                        + "SELECT id, k, v FROM (\n"
+                        + "  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn\n"
+                        + "  FROM src)\n"
+                        + "WHERE rn = 1"));
+        add(new Program("judge-sink-materialize",
+                "Judge plan: deduplication by id into a sink keyed by k (ON CONFLICT DO DEDUPLICATE materializes).",
+                List.of(
+                        "CREATE TABLE src (\n  id BIGINT,\n  k BIGINT,\n  v BIGINT,\n  pt AS PROCTIME()\n)"
+                                + " WITH ('connector' = 'statecraft-source')",
+                        "CREATE TABLE by_k (\n  k BIGINT,\n  v BIGINT,\n  PRIMARY KEY (k) NOT ENFORCED\n)"
+                                + " WITH ('connector' = 'statecraft-sink', 'changelog-mode' = 'upsert')"),
+                "INSERT INTO by_k\n"
+                        + "SELECT k, v FROM (\n"
+                        + "  SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY pt DESC) AS rn\n"
+                        + "  FROM src)\n"
+                        + "WHERE rn = 1\n"
+                        + "ON CONFLICT DO DEDUPLICATE"));
     }
 
     private static void add(Program p) {
