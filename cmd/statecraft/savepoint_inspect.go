@@ -45,12 +45,19 @@ type inspectOperator struct {
 }
 
 type inspectOutput struct {
-	Savepoint       string            `json:"savepoint"`
-	MetadataVersion int32             `json:"metadataVersion"`
-	CheckpointID    int64             `json:"checkpointId"`
-	Format          string            `json:"format"` // canonical, native, changelog
-	FormatNote      string            `json:"formatNote,omitempty"`
-	Operators       []inspectOperator `json:"operators"`
+	Savepoint       string `json:"savepoint"`
+	MetadataVersion int32  `json:"metadataVersion"`
+	CheckpointID    int64  `json:"checkpointId"`
+	Format          string `json:"format"` // canonical, native, changelog
+	FormatNote      string `json:"formatNote,omitempty"`
+	// From the CheckpointProperties at the end of _metadata (V4+): savepoint or checkpoint,
+	// Flink's name for the snapshot type ("Savepoint", "Suspend Savepoint", "Checkpoint", ...)
+	// and, for savepoints, the format type Flink was asked for (CANONICAL, NATIVE).
+	Kind                string            `json:"kind,omitempty"`
+	SnapshotType        string            `json:"snapshotType,omitempty"`
+	SavepointFormatType string            `json:"savepointFormatType,omitempty"`
+	PropertiesError     string            `json:"propertiesError,omitempty"`
+	Operators           []inspectOperator `json:"operators"`
 }
 
 func init() {
@@ -112,6 +119,15 @@ func inspect(sp *savepoint.Savepoint) *inspectOutput {
 		CheckpointID:    m.CheckpointID,
 		Format:          sp.Format().String(),
 		Operators:       make([]inspectOperator, 0, len(m.Operators)),
+	}
+	if p, err := m.ParseProperties(sp.MetadataPath); err != nil {
+		out.PropertiesError = err.Error()
+	} else if p != nil {
+		out.Kind = "checkpoint"
+		if p.IsSavepoint() {
+			out.Kind = "savepoint"
+		}
+		out.SnapshotType, out.SavepointFormatType = p.Name, p.FormatType
 	}
 	canonical := sp.CheckCanonical()
 	if canonical != nil {
@@ -242,7 +258,16 @@ func writeInspectCSV(w io.Writer, out *inspectOutput) error {
 
 func writeInspectText(w io.Writer, out *inspectOutput) error {
 	fmt.Fprintf(w, "savepoint:  %s\n", out.Savepoint)
-	fmt.Fprintf(w, "metadata:   version %d, checkpoint %d, %d operators, format %s\n\n", out.MetadataVersion, out.CheckpointID, len(out.Operators), out.Format)
+	fmt.Fprintf(w, "metadata:   version %d, checkpoint %d, %d operators, format %s\n", out.MetadataVersion, out.CheckpointID, len(out.Operators), out.Format)
+	switch {
+	case out.SnapshotType != "" && out.SavepointFormatType != "":
+		fmt.Fprintf(w, "snapshot:   %s (%s)\n", out.SnapshotType, out.SavepointFormatType)
+	case out.SnapshotType != "":
+		fmt.Fprintf(w, "snapshot:   %s\n", out.SnapshotType)
+	case out.PropertiesError != "":
+		fmt.Fprintf(w, "snapshot:   unknown (%s)\n", out.PropertiesError)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for i, c := range savepoint.MetadataColumns {
 		if i > 0 {

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -106,5 +107,47 @@ func TestFixturesCorrupt(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFixturesProperties reads the CheckpointProperties of every fixture: savepoints, with the
+// format type the oracle asked for.
+func TestFixturesProperties(t *testing.T) {
+	for _, f := range fixtureFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Decode(bytes.NewReader(data), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.ParseProperties(f)
+		if err != nil || p == nil {
+			t.Errorf("%s: properties %v, %v", f, p, err)
+			continue
+		}
+		var exp struct{ Format string }
+		if b, err := os.ReadFile(filepath.Dir(f) + ".expect.json"); err == nil {
+			json.Unmarshal(b, &exp)
+		}
+		if !p.IsSavepoint() || (exp.Format != "" && p.FormatType != strings.ToUpper(exp.Format)) {
+			t.Errorf("%s: %+v, want a savepoint of format %q", f, p, exp.Format)
+		}
+		if p.Name != "Savepoint" && p.Name != "Suspend Savepoint" && p.Name != "Terminate Savepoint" {
+			t.Errorf("%s: savepoint type name %q", f, p.Name)
+		}
+		// Every cut of the tail is an error, never a panic.
+		for n := 0; n < len(m.Tail); n++ {
+			cut := *m
+			cut.Tail = m.Tail[:n]
+			if _, err := cut.ParseProperties(f); err == nil && n > 0 {
+				t.Fatalf("%s: tail cut at %d parsed", f, n)
+			}
+		}
+	}
+	null := &Metadata{Version: 6, Tail: nullTail}
+	if p, err := null.ParseProperties("null"); p != nil || err != nil {
+		t.Errorf("null properties: %v, %v", p, err)
 	}
 }
