@@ -76,9 +76,10 @@ func TestMurmurHash(t *testing.T) {
 	}
 }
 
+// Values printed by Flink 2.3.0's KeyGroupRangeAssignment.computeDefaultMaxParallelism.
 func TestDefaultMaxParallelism(t *testing.T) {
 	for _, tc := range []struct{ p, want int32 }{
-		{1, 128}, {85, 128}, {86, 256}, {100, 256}, {1000, 2048}, {21845, 32768}, {32768, 32768},
+		{1, 128}, {85, 128}, {86, 256}, {100, 256}, {171, 256}, {1000, 2048}, {21845, 32768}, {21846, 32768}, {32768, 32768},
 	} {
 		got, err := DefaultMaxParallelism(tc.p)
 		if err != nil || got != tc.want {
@@ -93,11 +94,17 @@ func TestDefaultMaxParallelism(t *testing.T) {
 }
 
 func TestRanges(t *testing.T) {
-	want := []Range{{0, 42}, {43, 85}, {86, 127}}
-	for i, w := range want {
-		got, err := RangeForOperator(128, 3, int32(i))
-		if err != nil || got != w {
-			t.Errorf("RangeForOperator(128, 3, %d) = %v, %v; want %v", i, got, err, w)
+	// Ranges printed by Flink 2.3.0's computeKeyGroupRangeForOperatorIndex.
+	for _, tc := range []struct {
+		maxP, p, i int32
+		want       Range
+	}{
+		{128, 3, 0, Range{0, 42}}, {128, 3, 1, Range{43, 85}}, {128, 3, 2, Range{86, 127}},
+		{32768, 7, 6, Range{28087, 32767}}, {1000, 999, 998, Range{999, 999}},
+	} {
+		got, err := RangeForOperator(tc.maxP, tc.p, tc.i)
+		if err != nil || got != tc.want {
+			t.Errorf("RangeForOperator(%d, %d, %d) = %v, %v; Flink says %v", tc.maxP, tc.p, tc.i, got, err, tc.want)
 		}
 	}
 	for kg, sub := range map[int32]int32{42: 0, 43: 1, 85: 1, 86: 2} {
