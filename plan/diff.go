@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -305,6 +306,9 @@ const DefaultUIDFormat = "<id>_<transformation>"
 // "configuration"."table.exec.uid.format" wins over the default, as in ExecNodeConfig. The
 // substitution is a single left-to-right pass, like commons-lang3 replaceEach.
 func uidPattern(n *Node) string {
+	if !strings.Contains(n.Raw, "table.exec.uid.format") {
+		return strconv.Itoa(n.ID) + "_<transformation>" // the default, without parsing the node
+	}
 	format := DefaultUIDFormat
 	if v := nodeMember(n, "configuration").Get(escapeGJSON("table.exec.uid.format")); v.Exists() {
 		format = v.String()
@@ -589,7 +593,7 @@ func (m *matcher) diffEdges(r *DiffReport, idx map[*Node]int) {
 			r.Nodes[at].Edges = append(r.Nodes[at].Edges, EdgeChange{Change: "added", New: ref})
 		default:
 			seen[oe] = true
-			if oe.Shuffle != e.Shuffle || oe.ShuffleMode != e.ShuffleMode || compactJSON(nodeMemberRaw(oe.Raw, "shuffle")) != compactJSON(nodeMemberRaw(e.Raw, "shuffle")) {
+			if oe.Shuffle != e.Shuffle || oe.ShuffleMode != e.ShuffleMode || !sameJSON(nodeMemberRaw(oe.Raw, "shuffle"), nodeMemberRaw(e.Raw, "shuffle")) {
 				r.Nodes[at].Edges = append(r.Nodes[at].Edges, EdgeChange{Change: "changed", Old: edgeRef(oe), New: ref})
 			}
 		}

@@ -14,8 +14,8 @@ import (
 // reported by the caller, which knows what it does to the UID.
 func compareNodes(o, n *Node) []FieldChange {
 	out := []FieldChange{}
-	if o.Raw == n.Raw {
-		return out // same bytes, same id
+	if o.Raw == n.Raw || withoutID(o.Raw) == withoutID(n.Raw) {
+		return out // same bytes, perhaps but the id
 	}
 	om, nm := members(o.Raw), members(n.Raw)
 	keys := make([]string, 0, len(om.keys)+2)
@@ -75,6 +75,16 @@ func typeText(v gjson.Result) string {
 		return v.Str
 	}
 	return compactJSON(v.Raw)
+}
+
+// withoutID is a node's JSON text with its "id" value cut out, so that two nodes that differ
+// only by id compare equal without parsing either.
+func withoutID(raw string) string {
+	v := gjson.Get(raw, "id")
+	if !v.Exists() || v.Index <= 0 || v.Index+len(v.Raw) > len(raw) {
+		return raw
+	}
+	return raw[:v.Index] + raw[v.Index+len(v.Raw):]
 }
 
 type memberList struct {
@@ -196,6 +206,9 @@ func diffValues(path string, a, b gjson.Result, out *[]FieldChange) {
 }
 
 func walkDiff(path string, a, b gjson.Result, out *[]FieldChange) {
+	if a.Exists() == b.Exists() && a.Raw == b.Raw {
+		return
+	}
 	ca, cb := compactJSON(a.Raw), compactJSON(b.Raw)
 	if a.Exists() == b.Exists() && ca == cb {
 		return
@@ -249,6 +262,9 @@ func category(path string) string {
 	}
 	return "field"
 }
+
+// sameJSON compares two JSON texts ignoring insignificant whitespace.
+func sameJSON(a, b string) bool { return a == b || compactJSON(a) == compactJSON(b) }
 
 // compactJSON removes insignificant whitespace so that values compare across formatting.
 func compactJSON(raw string) string {

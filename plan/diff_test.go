@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/statecraft/statecraft/ttl"
+	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
@@ -257,25 +259,29 @@ func TestDiffJoinKeyChanged(t *testing.T) {
 }
 
 // renumber rewrites every node id of a plan through f, in nodes and edges alike, leaving
-// every other byte as it was.
+// every other byte as it was: the id tokens are found by position and spliced.
 func renumber(t testing.TB, p *Plan, f func(int) int) []byte {
 	t.Helper()
-	out := append([]byte(nil), p.Raw...)
-	var err error
-	for _, n := range p.Nodes {
-		if out, err = sjson.SetBytes(out, fmt.Sprintf("nodes.%d.id", n.Pos), f(n.ID)); err != nil {
-			t.Fatal(err)
+	type span struct{ start, end, id int }
+	var spans []span
+	add := func(v gjson.Result) {
+		if v.Type != gjson.Number || v.Index <= 0 || string(p.Raw[v.Index:v.Index+len(v.Raw)]) != v.Raw {
+			t.Fatalf("id token %q not found at its offset", v.Raw)
 		}
+		spans = append(spans, span{v.Index, v.Index + len(v.Raw), f(int(v.Int()))})
 	}
-	for _, e := range p.Edges {
-		if out, err = sjson.SetBytes(out, fmt.Sprintf("edges.%d.source", e.Pos), f(e.Source)); err != nil {
-			t.Fatal(err)
-		}
-		if out, err = sjson.SetBytes(out, fmt.Sprintf("edges.%d.target", e.Pos), f(e.Target)); err != nil {
-			t.Fatal(err)
-		}
+	root := gjson.ParseBytes(p.Raw)
+	root.Get("nodes").ForEach(func(_, n gjson.Result) bool { add(n.Get("id")); return true })
+	root.Get("edges").ForEach(func(_, e gjson.Result) bool { add(e.Get("source")); add(e.Get("target")); return true })
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	out := make([]byte, 0, len(p.Raw)+len(spans)*4)
+	at := 0
+	for _, s := range spans {
+		out = append(out, p.Raw[at:s.start]...)
+		out = strconv.AppendInt(out, int64(s.id), 10)
+		at = s.end
 	}
-	return out
+	return append(out, p.Raw[at:]...)
 }
 
 // A plan whose ids are all renumbered, consistently in nodes and edges, is the same pipeline
