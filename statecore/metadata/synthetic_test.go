@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/statecraft/statecraft/statecore/javaio"
@@ -180,3 +181,22 @@ var b0 = func() []byte {
 	_ = Encode(&buf, everyHandle(6))
 	return buf.Bytes()
 }()
+
+// TestNestingBounded: key-groups handles can nest through stream slots (tag 3 inside tag 3...);
+// a corrupt or hostile file must not drive unbounded recursion.
+func TestNestingBounded(t *testing.T) {
+	var h StreamHandle = &ByteStreamHandle{Name: "x", Data: []byte{1}}
+	for i := 0; i < 100; i++ {
+		h = &KeyGroupsHandle{TagByte: TagKeyGroups, Range: KeyGroupRange{0, 1}, Offsets: []int64{0}, Delegate: h}
+	}
+	m := &Metadata{Version: 6, Tail: nullTail, Operators: []*OperatorState{{Parallelism: 1, MaxParallelism: 128,
+		Subtasks: []*SubtaskState{{ManagedKeyed: h.(*KeyGroupsHandle)}}}}}
+	var buf bytes.Buffer
+	if err := Encode(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Decode(bytes.NewReader(buf.Bytes()), "deep")
+	if err == nil || !strings.Contains(err.Error(), "nested more than") {
+		t.Errorf("100 nested handles: err = %v, want a nesting error", err)
+	}
+}
