@@ -61,6 +61,114 @@ func init() {
 	})
 }
 
+func init() {
+	register([]string{"migrate"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "run",
+			Usage:     "apply a YAML migration script (rename-uid, rescale, retype, rename-state, drop-state, drop-operator steps)",
+			ArgsUsage: "SCRIPT SRC DST",
+			Description: "Every step is validated against SRC before anything is written; the format is documented\n" +
+				"on migrate.ParseScript (go doc github.com/statecraft/statecraft/migrate ParseScript), with an\n" +
+				"example in testdata/migrations/.",
+			Flags:  migrateFlags(),
+			Action: runMigrateScript,
+		}
+	})
+	register([]string{"migrate"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "retype",
+			Usage:     "change the value type of a keyed value, list or map state (widening always; narrowing and String to number when every value converts)",
+			ArgsUsage: "SRC DST",
+			Flags: append([]cli.Flag{
+				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX", Required: true},
+				&cli.StringFlag{Name: "state", Usage: "the keyed state's name", Required: true},
+				&cli.StringFlag{Name: "to", Usage: "Integer, Long, Short, Byte, Float, Double or Boolean", Required: true},
+			}, migrateFlags()...),
+			Action: func(c *cli.Context) error {
+				return runOneStep(c, "migrate retype", func(op migrate.Selector) migrate.Step {
+					return &migrate.Retype{Operator: op, State: c.String("state"), To: c.String("to")}
+				})
+			},
+		}
+	})
+	register([]string{"migrate"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "rename-state",
+			Usage:     "rename a keyed state",
+			ArgsUsage: "SRC DST",
+			Flags: append([]cli.Flag{
+				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX", Required: true},
+				&cli.StringFlag{Name: "state", Usage: "the keyed state's name", Required: true},
+				&cli.StringFlag{Name: "to", Usage: "the new name", Required: true},
+			}, migrateFlags()...),
+			Action: func(c *cli.Context) error {
+				return runOneStep(c, "migrate rename-state", func(op migrate.Selector) migrate.Step {
+					return &migrate.RenameState{Operator: op, From: c.String("state"), To: c.String("to")}
+				})
+			},
+		}
+	})
+	register([]string{"migrate"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "drop-state",
+			Usage:     "remove a keyed state and its entries",
+			ArgsUsage: "SRC DST",
+			Flags: append([]cli.Flag{
+				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX", Required: true},
+				&cli.StringFlag{Name: "state", Usage: "the keyed state's name", Required: true},
+			}, migrateFlags()...),
+			Action: func(c *cli.Context) error {
+				return runOneStep(c, "migrate drop-state", func(op migrate.Selector) migrate.Step {
+					return &migrate.DropState{Operator: op, State: c.String("state")}
+				})
+			},
+		}
+	})
+	register([]string{"migrate"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "drop-operator",
+			Usage:     "remove an operator and all its state",
+			ArgsUsage: "SRC DST",
+			Flags: append([]cli.Flag{
+				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX", Required: true},
+			}, migrateFlags()...),
+			Action: func(c *cli.Context) error {
+				return runOneStep(c, "migrate drop-operator", func(op migrate.Selector) migrate.Step {
+					return &migrate.DropOperator{Operator: op}
+				})
+			},
+		}
+	})
+}
+
+func runOneStep(c *cli.Context, cmd string, mk func(migrate.Selector) migrate.Step) error {
+	src, dst, err := migrateArgs(c, cmd)
+	if err != nil {
+		return err
+	}
+	op, err := migrate.ParseSelector(c.String("operator"))
+	if err != nil {
+		return withCode(exitFailure, fmt.Errorf("%s: %w", cmd, err))
+	}
+	return runMigration(c, src, dst, []migrate.Step{mk(op)})
+}
+
+func runMigrateScript(c *cli.Context) error {
+	if c.NArg() != 3 {
+		return withCode(exitFailure, fmt.Errorf("migrate run: want SCRIPT SRC DST, got %d arguments", c.NArg()))
+	}
+	f, err := os.Open(c.Args().Get(0))
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	steps, err := migrate.ParseScript(f, c.Args().Get(0))
+	f.Close()
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	return runMigration(c, c.Args().Get(1), c.Args().Get(2), steps)
+}
+
 func runMigrateUID(c *cli.Context) error {
 	src, dst, err := migrateArgs(c, "migrate uid")
 	if err != nil {

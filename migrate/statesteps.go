@@ -1,0 +1,470 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/statecraft/statecraft/statecore/javaio"
+	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/serializer"
+)
+
+// DropOperator removes an operator and all its state. The job restoring the result must not
+// declare state for it (or Flink finds nothing to restore); the point is usually that the job no
+// longer has the operator, which Flink otherwise refuses unless unclaimed state is allowed.
+type DropOperator struct{ Operator Selector }
+
+// Describe implements Step.
+func (d *DropOperator) Describe() string { return "drop-operator " + d.Operator.String() }
+
+func (d *DropOperator) apply(s *session) (*StepReport, error) {
+	op, err := d.Operator.find(s.m)
+	if err != nil {
+		return nil, err
+	}
+	ch := OperatorChange{Operator: Label(op), UIDHashBefore: op.ID.String(), ParallelismBefore: op.Parallelism,
+		MaxParBefore: op.MaxParallelism, EntriesBefore: s.keyedCounts(op.ID), Note: "dropped"}
+	var keep []*metadata.OperatorState
+	for _, o := range s.m.Operators {
+		if o != op {
+			keep = append(keep, o)
+		}
+	}
+	s.m.Operators = keep
+	delete(s.digest, op.ID)
+	return &StepReport{Step: d.Describe(), Operators: []OperatorChange{ch}}, nil
+}
+
+// keyedStep finds the operator and checks it has keyed state.
+func keyedStep(s *session, sel Selector) (*metadata.OperatorState, error) {
+	op, err := sel.find(s.m)
+	if err != nil {
+		return nil, err
+	}
+	if !hasKeyed(op) {
+		return nil, fmt.Errorf("operator %s has no keyed state (renaming, dropping and retyping operator state is not supported)", Label(op))
+	}
+	return op, nil
+}
+
+// RenameState renames a keyed state (its name in every subtask's keyed-state header). Entries
+// are copied unchanged; the job must then declare the state under the new name.
+type RenameState struct {
+	Operator Selector
+	From, To string
+}
+
+// Describe implements Step.
+func (r *RenameState) Describe() string {
+	return fmt.Sprintf("rename-state %s %q -> %q", r.Operator, r.From, r.To)
+}
+
+func (r *RenameState) apply(s *session) (*StepReport, error) {
+	op, err := keyedStep(s, r.Operator)
+	if err != nil {
+		return nil, err
+	}
+	if r.To == "" || strings.HasPrefix(r.To, "_timer_state/") || strings.HasPrefix(r.From, "_timer_state/") {
+		return nil, fmt.Errorf("state names: %q -> %q: want a non-empty user state name (timer queues keep Flink's names)", r.From, r.To)
+	}
+	found := false
+	before, after, _, err := s.editKeyed(op, keyedEdit{header: func(p *headerParts, name string) ([][]byte, []int, error) {
+		i := p.stateIndex(r.From)
+		if p.stateIndex(r.To) >= 0 {
+			return nil, nil, fmt.Errorf("%s: a state named %q already exists", name, r.To)
+		}
+		metas := append([][]byte{}, p.metas...)
+		if i >= 0 {
+			found = true
+			m, err := renameMeta(metas[i], r.To)
+			if err != nil {
+				return nil, nil, err
+			}
+			metas[i] = m
+		}
+		return metas, identity(len(metas)), nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("operator %s has no keyed state %q", Label(op), r.From)
+	}
+	if d := s.digest[op.ID]; d != nil {
+		d.Keyed[r.To] = d.Keyed[r.From]
+		delete(d.Keyed, r.From)
+	}
+	return &StepReport{Step: r.Describe(), Operators: []OperatorChange{change(op, before, after)}}, nil
+}
+
+func change(op *metadata.OperatorState, before, after map[string]int) OperatorChange {
+	return OperatorChange{Operator: Label(op), UIDHashBefore: op.ID.String(), UIDHashAfter: op.ID.String(),
+		ParallelismBefore: op.Parallelism, ParallelismAfter: op.Parallelism, MaxParBefore: op.MaxParallelism, MaxParAfter: op.MaxParallelism,
+		EntriesBefore: before, EntriesAfter: after}
+}
+
+// DropState removes a keyed state: its meta information from every header and its entries.
+type DropState struct {
+	Operator Selector
+	State    string
+}
+
+// Describe implements Step.
+func (d *DropState) Describe() string { return fmt.Sprintf("drop-state %s %q", d.Operator, d.State) }
+
+func (d *DropState) apply(s *session) (*StepReport, error) {
+	op, err := keyedStep(s, d.Operator)
+	if err != nil {
+		return nil, err
+	}
+	found := false
+	before, after, _, err := s.editKeyed(op, keyedEdit{header: func(p *headerParts, name string) ([][]byte, []int, error) {
+		var metas [][]byte
+		ids := make([]int, len(p.metas))
+		for i, m := range p.metas {
+			if p.names[i] == d.State {
+				found = true
+				ids[i] = -1
+				continue
+			}
+			ids[i] = len(metas)
+			metas = append(metas, m)
+		}
+		return metas, ids, nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("operator %s has no keyed state %q", Label(op), d.State)
+	}
+	if dg := s.digest[op.ID]; dg != nil {
+		delete(dg.Keyed, d.State)
+	}
+	return &StepReport{Step: d.Describe(), Operators: []OperatorChange{change(op, before, after)}}, nil
+}
+
+// Retype changes the value type of a keyed value, list or map state (for a list, the element
+// type; for a map, the user value type). Supported types are the Java boxed primitives Integer,
+// Long, Short, Byte, Float, Double, Boolean as targets, and those plus String as sources:
+//
+//	widening (Byte->Short->Integer->Long, Float->Double, integers->Double when exact) always;
+//	narrowing (Long->Integer, Double->Float, ...) when every value fits the new type (an integer
+//	  must be in range; a floating value converted to an integer type must be integral; Double to
+//	  Float must be within Float's range and is rounded to nearest as Java's cast does);
+//	String -> number when every value parses (Java's Integer.parseInt / Double.parseDouble).
+//
+// Otherwise the step fails naming the first key whose value does not convert, before anything is
+// written. The state's serializer snapshot (nested inside List/Map/TTL serializers as needed)
+// is replaced by the new type's, so Flink accepts a job declaring the new type. TTL timestamps
+// and null map values are kept.
+type Retype struct {
+	Operator Selector
+	State    string
+	To       string // Java type name: Integer, Long, Short, Byte, Float, Double, Boolean
+}
+
+// Describe implements Step.
+func (r *Retype) Describe() string {
+	return fmt.Sprintf("retype %s %q -> %s", r.Operator, r.State, r.To)
+}
+
+const basePkg = "org.apache.flink.api.common.typeutils.base."
+
+// simpleTypes maps Java type names to their serializer snapshot classes.
+var simpleTypes = map[string]string{
+	"Integer": basePkg + "IntSerializer$IntSerializerSnapshot",
+	"Long":    basePkg + "LongSerializer$LongSerializerSnapshot",
+	"Short":   basePkg + "ShortSerializer$ShortSerializerSnapshot",
+	"Byte":    basePkg + "ByteSerializer$ByteSerializerSnapshot",
+	"Float":   basePkg + "FloatSerializer$FloatSerializerSnapshot",
+	"Double":  basePkg + "DoubleSerializer$DoubleSerializerSnapshot",
+	"Boolean": basePkg + "BooleanSerializer$BooleanSerializerSnapshot",
+	"String":  basePkg + "StringSerializer$StringSerializerSnapshot",
+}
+
+func typeOfClass(class string) string {
+	for k, v := range simpleTypes {
+		if v == class {
+			return k
+		}
+	}
+	return ""
+}
+
+func (r *Retype) apply(s *session) (*StepReport, error) {
+	to, ok := simpleTypes[r.To]
+	if !ok || r.To == "String" {
+		return nil, fmt.Errorf("target type %q: want Integer, Long, Short, Byte, Float, Double or Boolean", r.To)
+	}
+	op, err := keyedStep(s, r.Operator)
+	if err != nil {
+		return nil, err
+	}
+	var from string
+	found := false
+	conv := map[*keyed.Header]*retypeState{}
+	ed := keyedEdit{scan: true}
+	ed.header = func(p *headerParts, name string) ([][]byte, []int, error) {
+		i := p.stateIndex(r.State)
+		if i < 0 {
+			return p.metas, identity(len(p.metas)), nil
+		}
+		found = true
+		m, err := parseMeta(p.metas[i], name)
+		if err != nil {
+			return nil, nil, err
+		}
+		kind := m.StateKind()
+		t := serializer.UnwrapTTL(m.Serializer(keyed.SerValue))
+		vs := m.Serializer(keyed.SerValue)
+		switch kind {
+		case "value":
+		case "list", "map":
+			if vs == nil || len(vs.Nested) < 1 {
+				return nil, nil, fmt.Errorf("%s: %s state %q: serializer has no element serializer", name, kind, r.State)
+			}
+			t = serializer.UnwrapTTL(vs.Nested[len(vs.Nested)-1])
+		default:
+			return nil, nil, fmt.Errorf("%s: state %q is a %s state; retype supports value, list and map states", name, r.State, kind)
+		}
+		if t == nil || t.Kind != serializer.KindSimple || t.Version < 3 || typeOfClass(t.Class) == "" {
+			return nil, nil, fmt.Errorf("%s: state %q holds %s; retype converts Integer, Long, Short, Byte, Float, Double, Boolean and String values", name, r.State, serializer.JavaType(t))
+		}
+		from = typeOfClass(t.Class)
+		if from == "Boolean" && r.To != "Boolean" || from != "Boolean" && r.To == "Boolean" {
+			return nil, nil, fmt.Errorf("state %q: no conversion between %s and %s", r.State, from, r.To)
+		}
+		var nb bytes.Buffer
+		w := javaio.NewWriter(&nb)
+		w.UTF(to)
+		w.I32(t.Version)
+		meta := append(append(append([]byte{}, p.metas[i][:t.Offset]...), nb.Bytes()...), p.metas[i][t.End:]...)
+		metas := append([][]byte{}, p.metas...)
+		metas[i] = meta
+		ttl := serializer.UnwrapTTL(vs) != vs
+		if kind != "value" {
+			ttl = serializer.UnwrapTTL(vs.Nested[len(vs.Nested)-1]) != vs.Nested[len(vs.Nested)-1]
+		}
+		rs := &retypeState{id: i, kind: kind, ttl: ttl, from: from, fromCodec: serializer.NewCodec(t), to: r.To}
+		p.pending = rs
+		return metas, identity(len(metas)), nil
+	}
+	ed.value = func(h *keyed.Header, e *keyed.Entry, dec *keyed.Decoder) ([]byte, error) {
+		rs := conv[h]
+		if rs == nil {
+			return bytes.Clone(e.Value), nil
+		}
+		if e.StateID != rs.id {
+			return bytes.Clone(e.Value), nil
+		}
+		out, err := rs.convert(e.Value)
+		if err != nil {
+			rec, derr := dec.Decode(e)
+			where := "a key"
+			if derr == nil {
+				k, _ := json.Marshal(rec.Key)
+				where = "key " + string(k)
+				if rec.UserKey != nil {
+					u, _ := json.Marshal(rec.UserKey)
+					where += " map key " + string(u)
+				}
+			}
+			return nil, fmt.Errorf("state %q: %s: %w", r.State, where, err)
+		}
+		return out, nil
+	}
+	ed.bind = func(h *keyed.Header, p *headerParts) {
+		if p.pending != nil {
+			conv[h] = p.pending
+		}
+	}
+	before, after, sums, err := s.editKeyed(op, ed)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("operator %s has no keyed state %q", Label(op), r.State)
+	}
+	if d := s.digest[op.ID]; d != nil {
+		d.Keyed[r.State] = sums[r.State]
+	}
+	ch := change(op, before, after)
+	ch.Note = fmt.Sprintf("%s -> %s", from, r.To)
+	return &StepReport{Step: r.Describe(), Operators: []OperatorChange{ch}}, nil
+}
+
+// retypeState converts the values of one state in one subtask's file.
+type retypeState struct {
+	id        int
+	kind      string
+	ttl       bool
+	from, to  string
+	fromCodec serializer.Codec
+}
+
+// convert rewrites one stored value:
+//
+//	value: [i64 ttl] V
+//	list:  [i64 ttl] E (0x2C [i64 ttl] E)*
+//	map:   u8 isNull, then (isNull == 0) [i64 ttl] V
+func (rs *retypeState) convert(val []byte) ([]byte, error) {
+	in := serializer.NewInput(val)
+	var out []byte
+	one := func() error {
+		if rs.ttl {
+			out = append(out, in.Bytes(8, "ttl timestamp")...)
+		}
+		v := rs.fromCodec.Decode(in)
+		if err := in.Err(); err != nil {
+			return err
+		}
+		b, err := convertValue(v, rs.from, rs.to)
+		if err != nil {
+			return err
+		}
+		out = append(out, b...)
+		return nil
+	}
+	switch rs.kind {
+	case "map":
+		flag := in.U8("map value null flag")
+		out = append(out, flag)
+		if flag != 0 {
+			return bytes.Clone(val), in.Err()
+		}
+		if err := one(); err != nil {
+			return nil, err
+		}
+	case "list":
+		for in.Remaining() > 0 {
+			if err := one(); err != nil {
+				return nil, err
+			}
+			if in.Remaining() > 0 {
+				if c := in.U8("list delimiter"); c != 0x2C {
+					return nil, fmt.Errorf("list delimiter 0x%02x at byte %d, want 0x2C", c, in.Pos-1)
+				}
+				out = append(out, 0x2C)
+			}
+		}
+	default:
+		if err := one(); err != nil {
+			return nil, err
+		}
+	}
+	if in.Err() != nil {
+		return nil, in.Err()
+	}
+	if in.Remaining() != 0 {
+		return nil, fmt.Errorf("%d bytes left over after the value", in.Remaining())
+	}
+	return out, nil
+}
+
+// convertValue converts one decoded value of type from to the bytes of type to.
+func convertValue(v any, from, to string) ([]byte, error) {
+	var i int64
+	var f float64
+	isInt := false
+	switch x := v.(type) {
+	case int32:
+		i, isInt = int64(x), true
+	case int64:
+		i, isInt = x, true
+	case int16:
+		i, isInt = int64(x), true
+	case int8:
+		i, isInt = int64(x), true
+	case serializer.Float:
+		f = float64(x)
+	case bool:
+		if to != "Boolean" {
+			return nil, fmt.Errorf("Boolean value %v does not convert to %s", x, to)
+		}
+		if x {
+			return []byte{1}, nil
+		}
+		return []byte{0}, nil
+	case string:
+		if to == "Float" || to == "Double" {
+			p, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			if err != nil {
+				return nil, fmt.Errorf("value %q does not parse as a %s", x, to)
+			}
+			f = p
+		} else {
+			p, err := strconv.ParseInt(x, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("value %q does not parse as an %s", x, to)
+			}
+			i, isInt = p, true
+		}
+	default:
+		return nil, fmt.Errorf("value of Go type %T cannot be converted", v)
+	}
+	var b [8]byte
+	putInt := func(lo, hi int64, n int) ([]byte, error) {
+		if !isInt {
+			if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) || f < float64(lo) || f >= -float64(lo) {
+				return nil, fmt.Errorf("value %v does not fit %s (not an integer in [%d, %d])", f, to, lo, hi)
+			}
+			i = int64(f)
+		}
+		if i < lo || i > hi {
+			return nil, fmt.Errorf("value %d does not fit %s [%d, %d]", i, to, lo, hi)
+		}
+		switch n {
+		case 1:
+			b[0] = byte(i)
+		case 2:
+			binary.BigEndian.PutUint16(b[:], uint16(i))
+		case 4:
+			binary.BigEndian.PutUint32(b[:], uint32(i))
+		case 8:
+			binary.BigEndian.PutUint64(b[:], uint64(i))
+		}
+		return append([]byte{}, b[:n]...), nil
+	}
+	switch to {
+	case "Byte":
+		return putInt(math.MinInt8, math.MaxInt8, 1)
+	case "Short":
+		return putInt(math.MinInt16, math.MaxInt16, 2)
+	case "Integer":
+		return putInt(math.MinInt32, math.MaxInt32, 4)
+	case "Long":
+		return putInt(math.MinInt64, math.MaxInt64, 8)
+	case "Double":
+		if isInt {
+			f = float64(i)
+			if int64(f) != i || f == 1<<63 {
+				return nil, fmt.Errorf("value %d has no exact Double", i)
+			}
+		}
+		binary.BigEndian.PutUint64(b[:], math.Float64bits(f))
+		return append([]byte{}, b[:8]...), nil
+	case "Float":
+		var g float32
+		if isInt {
+			g = float32(i)
+			if float64(g) != float64(i) || int64(g) != i {
+				return nil, fmt.Errorf("value %d has no exact Float", i)
+			}
+		} else {
+			if !math.IsInf(f, 0) && !math.IsNaN(f) && math.Abs(f) > math.MaxFloat32 {
+				return nil, fmt.Errorf("value %v is outside Float's range", f)
+			}
+			g = float32(f)
+		}
+		binary.BigEndian.PutUint32(b[:], math.Float32bits(g))
+		return append([]byte{}, b[:4]...), nil
+	}
+	return nil, fmt.Errorf("conversion from %s to %s is not supported", from, to)
+}
