@@ -571,3 +571,25 @@ func TestHeaderEncode(t *testing.T) {
 		}
 	}
 }
+
+// FuzzKeyedStream feeds mutated real streams through the header reader, the block reader and
+// the decoder: whatever the bytes, they must return (an error or records), never panic.
+func FuzzKeyedStream(f *testing.F) {
+	fs := keyedFixtures(f, nil)
+	for _, fx := range fs {
+		f.Add(fx.data)
+	}
+	first := fs[0]
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := ReadHeader(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			return
+		}
+		d := NewDecoder(h, "fuzz", first.maxPar)
+		kh := *first.handle
+		_ = scanBytes(data, "fuzz", h, &kh, first.maxPar, func(e *Entry) error {
+			_, err := d.Decode(e)
+			return err
+		})
+	})
+}

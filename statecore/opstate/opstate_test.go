@@ -21,7 +21,9 @@ type fixture struct {
 }
 
 // operatorFixtures loads every managed operator-state stream of the fixtures.
-func operatorFixtures(t *testing.T) []fixture {
+func operatorFixtures(t *testing.T) []fixture { return operatorFixturesTB(t) }
+
+func operatorFixturesTB(t testing.TB) []fixture {
 	t.Helper()
 	dirs, _ := filepath.Glob("../../testdata/savepoints/*/_metadata")
 	var out []fixture
@@ -139,4 +141,19 @@ func check(t *testing.T, f fixture, what string, err error) {
 	if fe.Name != f.name || fe.Offset < 0 || fe.Offset > int64(len(f.data)) {
 		t.Errorf("%s %s: error at %q offset %d: %v", f.name, what, fe.Name, fe.Offset, err)
 	}
+}
+
+// FuzzOperatorState feeds mutated real streams through Open and Read: errors, never panics.
+func FuzzOperatorState(f *testing.F) {
+	fs := operatorFixturesTB(f)
+	for _, fx := range fs {
+		f.Add(fx.data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, fx := range fs {
+			if _, err := readAll(data, fx); err != nil && strings.HasPrefix(err.Error(), "panic") {
+				t.Fatal(err)
+			}
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package serializer
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 
@@ -280,7 +281,7 @@ func readPojo(r *javaio.Reader, s *Snapshot, field string, depth int) {
 	readOptionalMap(r, field+".fields", func(name string, key, val []byte, keyOK, valOK bool, off int64) {
 		f := PojoField{Name: name, Present: keyOK}
 		if keyOK {
-			kr := javaio.NewReader(bytes.NewReader(key), r.Name(), off)
+			kr := frameReader(key, r.Name(), off)
 			f.Declaring = kr.UTF(field + ".field.declaringClass")
 			f.Name = kr.UTF(field + ".field.name")
 			if kr.Err() != nil {
@@ -289,7 +290,7 @@ func readPojo(r *javaio.Reader, s *Snapshot, field string, depth int) {
 			}
 		}
 		if valOK {
-			vr := javaio.NewReader(bytes.NewReader(val), r.Name(), off)
+			vr := frameReader(val, r.Name(), off)
 			f.Snapshot = readVersioned(vr, field+".field["+name+"]", depth+1)
 			if vr.Err() != nil {
 				r.FailAt(off, field, "POJO field %q serializer: %v", name, vr.Err())
@@ -378,4 +379,11 @@ func readKryo(r *javaio.Reader, s *Snapshot, field string) {
 	for _, part := range []string{".registrations", ".defaultSerializers", ".defaultSerializerClasses"} {
 		readOptionalMap(r, field+part, func(string, []byte, []byte, bool, bool, int64) {})
 	}
+}
+
+// frameReader reads a frame already in memory. Its buffer is sized to the frame, not to
+// javaio's default 64 KiB, so that a snapshot with many small frames (a POJO with thousands of
+// fields, nested) costs memory in proportion to its bytes.
+func frameReader(b []byte, name string, off int64) *javaio.Reader {
+	return javaio.NewReader(bufio.NewReaderSize(bytes.NewReader(b), max(16, len(b))), name, off)
 }
