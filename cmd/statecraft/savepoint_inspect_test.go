@@ -162,14 +162,13 @@ func BenchmarkInspect1000x128(b *testing.B) {
 	cpu0 := cpuTime()
 	defer func() { b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op") }()
 	for i := 0; i < b.N; i++ {
-		sp, err := savepoint.Open(dir)
+		out, err := loadInspect(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := writeInspectText(io.Discard, inspect(sp)); err != nil {
+		if err := writeInspectText(io.Discard, out); err != nil {
 			b.Fatal(err)
 		}
-		sp.Close()
 	}
 }
 
