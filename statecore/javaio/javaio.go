@@ -197,6 +197,34 @@ func (r *Reader) I64(field string) int64 {
 	return 0
 }
 
+// I64s fills dst with big-endian longs (a long[] written element by element); in memory mode
+// the bounds are checked once for the whole array.
+func (r *Reader) I64s(field string, dst []int64) {
+	if r.err != nil {
+		return
+	}
+	if r.r == nil {
+		n := 8 * len(dst)
+		if len(r.data)-r.pos < n {
+			whole := (len(r.data) - r.pos) / 8
+			r.pos += 8 * whole
+			r.off += int64(8 * whole)
+			r.short(field, 8, len(r.data)-r.pos)
+			return
+		}
+		b := r.data[r.pos : r.pos+n]
+		for i := range dst {
+			dst[i] = int64(binary.BigEndian.Uint64(b[8*i:]))
+		}
+		r.pos += n
+		r.off += int64(n)
+		return
+	}
+	for i := range dst {
+		dst[i] = r.I64(field)
+	}
+}
+
 // Count reads an int32 element count and checks 0 <= n <= max before anyone allocates for it.
 func (r *Reader) Count(field string, max int) int {
 	off := r.off

@@ -194,3 +194,27 @@ func TestLongUTF(t *testing.T) {
 		}
 	}
 }
+
+// TestI64s: the array read agrees with element-by-element reads, including where a cut array
+// reports its error (at the first missing element).
+func TestI64s(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for i := int64(0); i < 5; i++ {
+		w.I64(i*1000 - 2)
+	}
+	data := buf.Bytes()
+	for n := 0; n <= len(data); n++ {
+		var got [2][5]int64
+		var errs [2]string
+		for i, r := range []*Reader{NewReader(bytes.NewReader(data[:n]), "f", 0), NewBytesReader(data[:n], "f", 0)} {
+			r.I64s("a", got[i][:])
+			if r.Err() != nil {
+				errs[i] = r.Err().Error()
+			}
+		}
+		if errs[0] != errs[1] || (errs[0] == "" && got[0] != got[1]) {
+			t.Fatalf("cut at %d: stream %v %q, bytes %v %q", n, got[0], errs[0], got[1], errs[1])
+		}
+	}
+}

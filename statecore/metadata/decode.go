@@ -424,9 +424,7 @@ func (d *decoder) readLongs(field string, n int) []int64 {
 	}
 	if n <= 1024 {
 		out := d.int64s(n)
-		for i := range out {
-			out[i] = d.r.I64(field)
-		}
+		d.r.I64s(field, out)
 		if d.failed() {
 			return nil
 		}
