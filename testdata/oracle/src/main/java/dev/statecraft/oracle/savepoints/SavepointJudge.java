@@ -53,7 +53,12 @@ public final class SavepointJudge {
 
     /** Returns null when the savepoint matches the expectation, else the first difference. */
     static String judge(String savepoint, JsonNode expectation) {
-        // (a) what the State Processor API reads
+        String d = judgeRead(savepoint, expectation);
+        return d != null ? d : judgeRestore(savepoint, expectation);
+    }
+
+    /** (a) what the State Processor API and savepoint_metadata read. */
+    static String judgeRead(String savepoint, JsonNode expectation) {
         ObjectNode read;
         try {
             read = StateDump.dump(savepoint, expectation);
@@ -63,9 +68,11 @@ public final class SavepointJudge {
         String d = Compare.operators(expectation, read, true);
         if (d != null) return "State Processor API: " + d;
         d = Compare.metadata(expectation, read);
-        if (d != null) return "savepoint_metadata: " + d;
+        return d != null ? "savepoint_metadata: " + d : null;
+    }
 
-        // (b) what a restored job finds in its state backends
+    /** (b) what a job restored from the savepoint finds in its state backends. */
+    static String judgeRestore(String savepoint, JsonNode expectation) {
         ArrayNode restored;
         try {
             restored = RestoreJob.restore(savepoint, expectation);
@@ -74,8 +81,7 @@ public final class SavepointJudge {
         }
         ObjectNode actual = Json.obj();
         actual.set("operators", restored);
-        d = Compare.operators(expectation, actual, true);
-        if (d != null) return "restored job: " + d;
-        return null;
+        String d = Compare.operators(expectation, actual, true);
+        return d != null ? "restored job: " + d : null;
     }
 }

@@ -66,6 +66,9 @@ final class StateDump {
         Configuration conf = new Configuration();
         conf.setString("taskmanager.numberOfTaskSlots", "4");
         conf.setString("rest.bind-port", "0");
+        // Batch jobs otherwise let the adaptive scheduler pick parallelism from data volume; a
+        // savepoint written by the State Processor API must keep the operator's parallelism.
+        conf.setString("execution.batch.adaptive.auto-parallelism.enabled", "false");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         return env;
     }
