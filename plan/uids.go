@@ -375,7 +375,7 @@ func sinkRules(n *Node, raw gjson.Result, cfg map[string]string) []uidRule {
 		rules = append(rules, uAlways("constraint-validator"))
 	default:
 		rules = append(rules, uMaybe("constraint-validator",
-			"only when the sink schema has constraints to enforce (NOT NULL columns, CHAR/VARCHAR/BINARY lengths with table.exec.sink.type-length-enforcer, nested NOT NULL with table.exec.sink.nested-constraint-enforcer); none found at the top level"))
+			"only when the sink has constraints to enforce; it has no NOT NULL column (nested constraints and type lengths depend on table.exec.sink.*-enforcer)"))
 	}
 	hasPK := len(schema.Get("primaryKey.columns").Array()) > 0
 	insertOnly := true
