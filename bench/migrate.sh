@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Times `statecraft migrate rescale` (128 -> 256 key groups, parallelism 2 -> 3, verification on)
+# against `cp -r` of the same savepoint, and reports statecraft's peak RSS.
+#
+#   bench/migrate.sh [KEYS] [RUNS]        defaults: 500000 keys (4,000,000 entries), 3 runs
+#
+# The savepoint is grown from the Flink-made fixture testdata/savepoints/keyed-hashmap: its
+# keyed-state header and every state's entry bytes are Flink's, replicated under KEYS Integer
+# keys placed in the key groups Flink computes (migrate.growSavepoint). No oracle job writes a
+# savepoint this large, so it is not itself Flink-made.
+set -euo pipefail
+keys="${1:-500000}"
+runs="${2:-3}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+(cd "$root" && go build -o "$work/statecraft" ./cmd/statecraft)
+(cd "$root" && STATECRAFT_BENCH_OUT="$work/src" STATECRAFT_BENCH_KEYS="$keys" go test -count=1 -run '^TestGrowSavepoint$' ./migrate >/dev/null)
+size=$(du -sb "$work/src" | cut -f1)
+
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+sc_total=0; cp_total=0; rss=0
+for i in $(seq "$runs"); do
+  rm -rf "$work/dst" "$work/cp" "$work/time.txt"
+  t=$(date +%s%N)
+  /usr/bin/time -v -o "$work/time.txt" "$work/statecraft" migrate rescale "$work/src" "$work/dst" \
+    --max-parallelism 256 --parallelism 3 --link copy >/dev/null
+  sc_total=$(( sc_total + $(ms "$t") ))
+  r=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$work/time.txt")
+  [ "$r" -gt "$rss" ] && rss=$r
+  t=$(date +%s%N)
+  cp -r "$work/src" "$work/cp"
+  sync -f "$work/cp" 2>/dev/null || true
+  cp_total=$(( cp_total + $(ms "$t") ))
+done
+
+echo "| savepoint | keys | statecraft migrate rescale (mean) | cp -r (mean) | ratio | peak RSS |"
+echo "|---|---|---|---|---|---|"
+printf '| %d MiB | %d | %d ms | %d ms | %.1fx | %d MiB |\n' $(( size >> 20 )) "$keys" $(( sc_total / runs )) $(( cp_total / runs )) \
+  "$(echo "scale=2; $sc_total / ($cp_total + 1)" | bc)" $(( rss >> 10 ))
