@@ -22,6 +22,12 @@ const (
 	classCopyableValue = "org.apache.flink.api.java.typeutils.runtime.CopyableValueSerializer$CopyableValueSerializerSnapshot"
 	classRowData       = "org.apache.flink.table.runtime.typeutils.RowDataSerializer$RowDataSerializerSnapshot"
 	classKryo          = "org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializerSnapshot"
+	classDecimalData   = "org.apache.flink.table.runtime.typeutils.DecimalDataSerializer$DecimalSerializerSnapshot"
+	classTimestampData = "org.apache.flink.table.runtime.typeutils.TimestampDataSerializer$TimestampDataSerializerSnapshot"
+	classBinaryRowData = "org.apache.flink.table.runtime.typeutils.BinaryRowDataSerializer$BinaryRowDataSerializerSnapshot"
+	classArrayData     = "org.apache.flink.table.runtime.typeutils.ArrayDataSerializer$ArrayDataSerializerSnapshot"
+	classMapData       = "org.apache.flink.table.runtime.typeutils.MapDataSerializer$MapDataSerializerSnapshot"
+	classSortedMap     = "org.apache.flink.table.runtime.typeutils.SortedMapSerializerSnapshot"
 )
 
 // compositeClasses are the CompositeTypeSerializerSnapshot subclasses of the 2.3.0 jars.
@@ -64,6 +70,16 @@ func kindOf(class string) (Kind, bool) {
 		return KindRowData, true
 	case classKryo:
 		return KindKryo, true
+	case classDecimalData:
+		return KindDecimalData, true
+	case classTimestampData:
+		return KindTimestampData, true
+	case classBinaryRowData:
+		return KindBinaryRowData, true
+	case classArrayData, classMapData:
+		return KindJavaObjects, true
+	case classSortedMap:
+		return KindSortedMap, true
 	}
 	return 0, false
 }

@@ -161,6 +161,10 @@ func newCodec(s *Snapshot) Codec {
 		return rowCodec{kind: s.RowKind, fields: fs}
 	case classRowData:
 		return newRowDataCodec(s)
+	case classDecimalData:
+		return sqlDecimalCodec{s.Precision, s.Scale}
+	case classTimestampData:
+		return sqlTimestampCodec{s.Precision}
 	case classKryo:
 		return opaqueCodec{class: "org.apache.flink.api.java.typeutils.runtime.kryo.KryoSerializer", typ: s.TypeClass}
 	}

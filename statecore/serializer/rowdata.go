@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/big"
 )
 
 // rowDataCodec decodes Flink SQL's RowDataSerializer, which writes every row as a BinaryRowData:
@@ -26,6 +27,8 @@ import (
 type rowDataCodec struct {
 	kinds   []rowFieldKind
 	classes []string
+	prec    []int32 // decimal and timestamp precision
+	scale   []int32 // decimal scale
 }
 
 type rowFieldKind int
@@ -41,6 +44,8 @@ const (
 	rfDouble
 	rfString
 	rfBinary
+	rfDecimal
+	rfTimestamp
 )
 
 // RowKind names, indexed by the RowKind byte value.
@@ -69,7 +74,13 @@ func newRowDataCodec(s *Snapshot) Codec {
 			k = rfString
 		case "org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot":
 			k = rfBinary
+		case classDecimalData:
+			k = rfDecimal
+		case classTimestampData:
+			k = rfTimestamp
 		}
+		c.prec = append(c.prec, n.Precision)
+		c.scale = append(c.scale, n.Scale)
 		c.kinds = append(c.kinds, k)
 		c.classes = append(c.classes, n.Class)
 	}
@@ -141,6 +152,35 @@ func (c rowDataCodec) Decode(in *Input) any {
 			} else {
 				out[i] = append([]byte(nil), b...)
 			}
+		case rfDecimal:
+			// Compact decimals (precision <= 18) keep the unscaled long in the slot; larger ones
+			// keep big-endian two's-complement unscaled bytes in the variable part.
+			if c.prec[i] <= 18 {
+				out[i] = json.Number(formatDecimal(big.NewInt(int64(binary.LittleEndian.Uint64(slot))), c.scale[i]))
+				break
+			}
+			b, ok := varPart(row, slot)
+			if !ok {
+				in.Pos = base + nullBytes + 8*i
+				in.Failf("BinaryRowData field %d: decimal bytes outside the row", i)
+				return nil
+			}
+			out[i] = json.Number(formatDecimal(signedBig(b), c.scale[i]))
+		case rfTimestamp:
+			// Compact timestamps (precision <= 3) keep epoch millis in the slot; others keep the
+			// millis in the variable part and the nano-of-milli in the slot's low half.
+			v := binary.LittleEndian.Uint64(slot)
+			if c.prec[i] <= 3 {
+				out[i] = formatLocalDateTime(int64(v), 0)
+				break
+			}
+			off := int(v >> 32)
+			if off < 0 || off+8 > len(row) {
+				in.Pos = base + nullBytes + 8*i
+				in.Failf("BinaryRowData field %d: timestamp bytes outside the row", i)
+				return nil
+			}
+			out[i] = formatLocalDateTime(int64(binary.LittleEndian.Uint64(row[off:])), int32(uint32(v)))
 		default:
 			out[i] = Opaque{Serializer: c.classes[i], Base64: append([]byte(nil), slot...)}
 		}

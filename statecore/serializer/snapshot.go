@@ -50,6 +50,9 @@ type Snapshot struct {
 	// LogicalTypes are the Java-serialized LogicalType objects of a RowDataSerializer snapshot,
 	// one complete Java serialization stream each, kept as bytes.
 	LogicalTypes [][]byte
+	// Precision and Scale of SQL DecimalData and TimestampData serializers; Arity of a
+	// BinaryRowData serializer.
+	Precision, Scale, Arity int32
 	// Extra holds payload bytes this package keeps but does not interpret (for example the
 	// POJO subclass maps, or a Kryo snapshot's registrations).
 	Extra []byte
@@ -65,13 +68,18 @@ type Kind int
 
 // Payload layouts.
 const (
-	KindSimple    Kind = iota // SimpleTypeSerializerSnapshot: empty (v3) or UTF class name (v2)
-	KindComposite             // CompositeTypeSerializerSnapshot: outer snapshot + nested delegate
-	KindPojo                  // PojoSerializerSnapshot
-	KindGeneric               // GenericTypeSerializerSnapshot: UTF type class
-	KindEnum                  // EnumSerializerSnapshot
-	KindRowData               // RowDataSerializerSnapshot
-	KindKryo                  // KryoSerializerSnapshot
+	KindSimple        Kind = iota // SimpleTypeSerializerSnapshot: empty (v3) or UTF class name (v2)
+	KindComposite                 // CompositeTypeSerializerSnapshot: outer snapshot + nested delegate
+	KindPojo                      // PojoSerializerSnapshot
+	KindGeneric                   // GenericTypeSerializerSnapshot: UTF type class
+	KindEnum                      // EnumSerializerSnapshot
+	KindRowData                   // RowDataSerializerSnapshot
+	KindKryo                      // KryoSerializerSnapshot
+	KindDecimalData               // DecimalDataSerializer: i32 precision, i32 scale
+	KindTimestampData             // TimestampDataSerializer: i32 precision
+	KindBinaryRowData             // BinaryRowDataSerializer: i32 arity
+	KindJavaObjects               // ArrayData/MapData serializers: Java-serialized types and serializers
+	KindSortedMap                 // SortedMapSerializer: Java-serialized comparator, nested delegate
 )
 
 // PojoField is one field of a POJO snapshot.
@@ -166,6 +174,26 @@ func readVersioned(r *javaio.Reader, field string, depth int) *Snapshot {
 		readRowData(r, s, field, depth)
 	case KindKryo:
 		readKryo(r, s, field)
+	case KindDecimalData:
+		s.Precision = r.I32(field + ".precision")
+		s.Scale = r.I32(field + ".scale")
+	case KindTimestampData:
+		s.Precision = r.I32(field + ".precision")
+	case KindBinaryRowData:
+		s.Arity = r.I32(field + ".arity")
+	case KindJavaObjects:
+		// ArrayDataSerializer writes the element type and serializer, MapDataSerializer the key
+		// and value types and serializers: each a complete Java serialization stream.
+		n := 2
+		if s.Class == classMapData {
+			n = 4
+		}
+		for i := 0; i < n && r.Err() == nil; i++ {
+			s.LogicalTypes = append(s.LogicalTypes, skipJavaSerStream(r, fmt.Sprintf("%s.object[%d]", field, i)))
+		}
+	case KindSortedMap:
+		s.LogicalTypes = append(s.LogicalTypes, skipJavaSerStream(r, field+".comparator"))
+		s.Nested = readDelegate(r, field, depth)
 	}
 	if r.Err() != nil {
 		return nil

@@ -112,11 +112,7 @@ func decodeBigInt(in *Input) *big.Int {
 	if in.Err() != nil {
 		return nil
 	}
-	v := new(big.Int).SetBytes(b)
-	if b[0]&0x80 != 0 { // negative: subtract 2^(8n)
-		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*n)))
-	}
-	return v
+	return signedBig(b)
 }
 
 // formatDecimal writes unscaled * 10^-scale as Java's BigDecimal.toPlainString does.
@@ -162,4 +158,64 @@ func decodeLocalTime(in *Input) (string, bool) {
 		out += fmt.Sprintf(".%09d", n)
 	}
 	return out, true
+}
+
+// sqlDecimalCodec decodes DecimalDataSerializer: precision <= 18 is the unscaled value as an
+// i64; larger precisions are i32 length + the unscaled two's-complement bytes.
+type sqlDecimalCodec struct{ precision, scale int32 }
+
+func (c sqlDecimalCodec) Decode(in *Input) any {
+	if c.precision <= 18 {
+		return json.Number(formatDecimal(big.NewInt(in.I64("decimal")), c.scale))
+	}
+	n := in.Length("decimal length", 1)
+	b := in.Bytes(n, "decimal")
+	if in.Err() != nil {
+		return nil
+	}
+	return json.Number(formatDecimal(signedBig(b), c.scale))
+}
+func (c sqlDecimalCodec) FixedLen() int {
+	if c.precision <= 18 {
+		return 8
+	}
+	return -1
+}
+func (sqlDecimalCodec) Known() bool { return true }
+
+// sqlTimestampCodec decodes TimestampDataSerializer: i64 epoch millis, and for precision > 3 an
+// i32 nano-of-millisecond. TimestampData has no zone: it is shown as a local date-time.
+type sqlTimestampCodec struct{ precision int32 }
+
+func (c sqlTimestampCodec) Decode(in *Input) any {
+	ms := in.I64("timestamp millis")
+	var nano int32
+	if c.precision > 3 {
+		nano = in.I32("timestamp nano of milli")
+	}
+	if in.Err() != nil {
+		return nil
+	}
+	return formatLocalDateTime(ms, nano)
+}
+func (c sqlTimestampCodec) FixedLen() int {
+	if c.precision > 3 {
+		return 12
+	}
+	return 8
+}
+func (sqlTimestampCodec) Known() bool { return true }
+
+func formatLocalDateTime(ms int64, nanoOfMilli int32) string {
+	t := time.UnixMilli(ms).UTC().Add(time.Duration(nanoOfMilli))
+	return t.Format("2006-01-02T15:04:05.999999999")
+}
+
+// signedBig reads big-endian two's-complement bytes.
+func signedBig(b []byte) *big.Int {
+	v := new(big.Int).SetBytes(b)
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	return v
 }
