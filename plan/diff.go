@@ -298,7 +298,8 @@ func refNode(n *Node) *NodeRef {
 
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
 
-// DefaultUIDFormat is table.exec.uid.format's default since Flink 1.16.
+// DefaultUIDFormat is table.exec.uid.format's default since Flink 1.16 (plan/uids.go uses it
+// too).
 const DefaultUIDFormat = "<id>_<transformation>"
 
 // uidPattern is the UID Flink derives for the node's transformations, with <transformation>
