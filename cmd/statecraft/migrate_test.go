@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/statecraft/statecraft/statecore/savepoint"
+)
+
+func migrateFixture(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "testdata", "savepoints", name)
+	if _, err := os.Stat(filepath.Join(dir, "_metadata")); err != nil {
+		t.Skipf("fixture %s not present", name)
+	}
+	return dir
+}
+
+func TestMigrateCLI(t *testing.T) {
+	src := migrateFixture(t, "keyed-hashmap")
+	script := filepath.Join("..", "..", "testdata", "migrations", "keyed-hashmap.yaml")
+	cases := []struct {
+		name   string
+		args   []string // DST is appended where "DST" appears
+		code   int
+		stdout string // substring
+		stderr string // substring
+		check  func(t *testing.T, dst string)
+	}{
+		{"uid --rename", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:v2"}, 0, `uid "v2"`, "", func(t *testing.T, dst string) {
+			sp, err := savepoint.Open(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sp.Close()
+			if sp.Metadata.Operators[0].UID != "v2" {
+				t.Errorf("uid %q", sp.Metadata.Operators[0].UID)
+			}
+		}},
+		{"uid --operator/--to pairs, flags first", []string{"migrate", "uid", "--operator", "uid:int-keyed", "--to", "uid:v3", src, "DST"}, 0, `-> ab192ca825af479a01be489e113f2bd4`, "", nil},
+		{"uid pairs unbalanced", []string{"migrate", "uid", src, "DST", "--operator", "uid:int-keyed"}, 1, "", "in pairs", nil},
+		{"uid target exists", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:source"}, 1, "", "already has an operator", nil},
+		{"uid bad new", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=v2"}, 1, "", "want uid:NEW", nil},
+		{"uid nothing", []string{"migrate", "uid", src, "DST"}, 1, "", "at least one", nil},
+		{"rescale", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "256", "--parallelism", "3"}, 0, "entries per subtask [24 30 36]", "", nil},
+		{"rescale bad parallelism", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "8", "--parallelism", "9"}, 1, "", "want 1..8", nil},
+		{"rescale dry run", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "256", "--dry-run"}, 0, "dry run: nothing written", "", func(t *testing.T, dst string) {
+			if _, err := os.Stat(dst); err == nil {
+				t.Error("dry run created DST")
+			}
+		}},
+		{"run script with report", []string{"migrate", "run", script, src, "DST", "--report", "REPORT"}, 0, "retype", "", func(t *testing.T, dst string) {
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(dst), "report.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Steps []struct {
+					Step string `json:"step"`
+				} `json:"steps"`
+				Verify []json.RawMessage `json:"verify"`
+			}
+			if err := json.Unmarshal(b, &rep); err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Steps) != 4 || len(rep.Verify) == 0 {
+				t.Errorf("report: %d steps, %d verify rows", len(rep.Steps), len(rep.Verify))
+			}
+		}},
+		{"run missing script", []string{"migrate", "run", "nope.yaml", src, "DST"}, 1, "", "nope.yaml", nil},
+		{"retype", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "Long"}, 0, "Integer -> Long", "", nil},
+		{"retype refused", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "names", "--to", "Long"}, 1, "", "does not parse", nil},
+		{"rename-state", []string{"migrate", "rename-state", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "seen2"}, 0, "seen", "", nil},
+		{"drop-state", []string{"migrate", "drop-state", src, "DST", "--operator", "uid:int-keyed", "--state", "seen"}, 0, "12 -> 0", "", nil},
+		{"drop-operator", []string{"migrate", "drop-operator", src, "DST", "--operator", "uid:int-keyed"}, 0, "dropped", "", nil},
+		{"link mode", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:v2", "--link", "symbolic"}, 1, "", "hard or copy", nil},
+		{"missing source", []string{"migrate", "uid", "no-such-dir", "DST", "--rename", "uid:a=uid:b"}, 1, "", "no-such-dir", nil},
+		{"wrong arity", []string{"migrate", "rescale", src, "--max-parallelism", "256"}, 1, "", "want SRC DST", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			dst := filepath.Join(dir, "out")
+			args := make([]string, len(c.args))
+			for i, a := range c.args {
+				args[i] = strings.NewReplacer("DST", dst, "REPORT", filepath.Join(dir, "report.json")).Replace(a)
+			}
+			var out, errb bytes.Buffer
+			code := run(args, &out, &errb)
+			if code != c.code || !strings.Contains(out.String(), c.stdout) || !strings.Contains(errb.String(), c.stderr) {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout ~ %q, stderr ~ %q", code, c.code, out.String(), errb.String(), c.stdout, c.stderr)
+			}
+			if c.code != 0 {
+				if _, err := os.Stat(dst); err == nil {
+					t.Error("a failed run created DST")
+				}
+			}
+			if c.check != nil {
+				c.check(t, dst)
+			}
+		})
+	}
+}
