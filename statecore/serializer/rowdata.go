@@ -29,6 +29,7 @@ type rowDataCodec struct {
 	classes []string
 	prec    []int32 // decimal and timestamp precision
 	scale   []int32 // decimal scale
+	nested  []rowDataCodec
 }
 
 type rowFieldKind int
@@ -46,6 +47,7 @@ const (
 	rfBinary
 	rfDecimal
 	rfTimestamp
+	rfRow
 )
 
 // RowKind names, indexed by the RowKind byte value.
@@ -79,6 +81,11 @@ func newRowDataCodec(s *Snapshot) Codec {
 		case classTimestampData:
 			k = rfTimestamp
 		}
+		var sub rowDataCodec
+		if n.Class == classRowData {
+			k, sub = rfRow, newRowDataCodec(n).(rowDataCodec)
+		}
+		c.nested = append(c.nested, sub)
 		c.prec = append(c.prec, n.Precision)
 		c.scale = append(c.scale, n.Scale)
 		c.kinds = append(c.kinds, k)
@@ -110,7 +117,17 @@ func (c rowDataCodec) Decode(in *Input) any {
 	if in.Err() != nil {
 		return nil
 	}
-	base := in.Pos - n
+	return c.decodeRow(in, row, in.Pos-n, 0)
+}
+
+// decodeRow decodes the BinaryRowData row, which starts at byte base of the input (for errors).
+func (c rowDataCodec) decodeRow(in *Input, row []byte, base, depth int) any {
+	if depth > maxNested {
+		in.Pos = base
+		in.Failf("rows nested deeper than %d", maxNested)
+		return nil
+	}
+	n := len(row)
 	arity := len(c.kinds)
 	nullBytes := ((arity + 63 + 8) / 64) * 8
 	if nullBytes+8*arity > n {
@@ -152,6 +169,16 @@ func (c rowDataCodec) Decode(in *Input) any {
 			} else {
 				out[i] = append([]byte(nil), b...)
 			}
+		case rfRow:
+			// A nested row is a BinaryRowData of its own in the variable part.
+			b, ok := varPart(row, slot)
+			if !ok {
+				in.Pos = base + nullBytes + 8*i
+				in.Failf("BinaryRowData field %d: nested row outside the row", i)
+				return nil
+			}
+			off := int(binary.LittleEndian.Uint64(slot) >> 32)
+			out[i] = c.nested[i].decodeRow(in, b, base+off, depth+1)
 		case rfDecimal:
 			// Compact decimals (precision <= 18) keep the unscaled long in the slot; larger ones
 			// keep big-endian two's-complement unscaled bytes in the variable part.
@@ -184,6 +211,9 @@ func (c rowDataCodec) Decode(in *Input) any {
 		default:
 			out[i] = Opaque{Serializer: c.classes[i], Base64: append([]byte(nil), slot...)}
 		}
+	}
+	if in.Err() != nil {
+		return nil
 	}
 	return BinaryRow{Kind: RowKindOf(row[0]), Fields: out, Raw: bytes.Clone(row)}
 }
