@@ -272,6 +272,19 @@ func compareDump(t *testing.T, dir string, exp dumpExpectation) []string {
 		if eo.UID != nil {
 			label = "operator uid " + *eo.UID
 		}
+		// The oracle drops identical lines, so the comparison below is by sets; a key (with its
+		// namespace and map key) or a timer must still appear only once in a keyed dump.
+		slots := map[string]bool{}
+		for _, r := range recs {
+			if r.Keyed == nil {
+				continue
+			}
+			slot := r.Keyed.State + "|" + pick(t, r.Keyed, "key", "namespace", "userKey", "kind", "timestamp")
+			if slots[slot] {
+				problems = append(problems, fmt.Sprintf("%s: %s appears twice", label, slot))
+			}
+			slots[slot] = true
+		}
 		for _, ks := range eo.KeyedStates {
 			var got, want []string
 			for _, r := range recs {
