@@ -429,6 +429,9 @@ func judge(d *NodeDiff) {
 		if !d.Renumbered {
 			why = fmt.Sprintf("UID %s becomes %s", d.Old.UID, d.New.UID)
 		}
+		if d.State == stateSource {
+			why += " (a source keeps its split/offset state, if its connector has any, under that UID)"
+		}
 		if worst > Identical {
 			why += "; also " + reason
 		}
