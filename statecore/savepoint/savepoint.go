@@ -181,30 +181,79 @@ func (s *Savepoint) openFile(rel string, start, size int64, whole bool) (*Stream
 
 // openAbsolute resolves an absolute path or URI as described in the package comment.
 func (s *Savepoint) openAbsolute(p string, start, size int64, whole bool) (*Stream, error) {
+	rel, moved, err := s.resolveAbsolute(p)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.openFile(rel, start, size, whole)
+	if err != nil {
+		return nil, err
+	}
+	st.Moved = moved
+	return st, nil
+}
+
+// resolveAbsolute maps an absolute path or URI to a slash-separated path inside the directory:
+// the path itself when it is inside, else the base name when a regular file of that name is in
+// the directory (moved is then true).
+func (s *Savepoint) resolveAbsolute(p string) (rel string, moved bool, err error) {
 	fsPath, err := localPath(p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.MetadataPath, err)
+		return "", false, fmt.Errorf("%s: %w", s.MetadataPath, err)
 	}
 	for _, dir := range []string{s.Dir, s.realDir} {
 		if dir == "" {
 			continue
 		}
-		if rel, err := filepath.Rel(dir, fsPath); err == nil && filepath.IsLocal(rel) {
-			return s.openFile(filepath.ToSlash(rel), start, size, whole)
+		if r, err := filepath.Rel(dir, fsPath); err == nil && filepath.IsLocal(r) {
+			return filepath.ToSlash(r), false, nil
 		}
 	}
 	base := path.Base(filepath.ToSlash(fsPath))
 	if base != "" && base != "." && base != "/" && base != MetadataFileName {
 		if fi, err := s.root.Stat(base); err == nil && fi.Mode().IsRegular() {
-			st, err := s.openFile(base, start, size, whole)
-			if err != nil {
-				return nil, err
-			}
-			st.Moved = true
-			return st, nil
+			return base, true, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: state file %s is outside the savepoint directory %s and no file named %q is in it (refused)", s.MetadataPath, p, s.Dir, base)
+	return "", false, fmt.Errorf("%s: state file %s is outside the savepoint directory %s and no file named %q is in it (refused)", s.MetadataPath, p, s.Dir, base)
+}
+
+// LocalPath returns where a file-backed stream handle's bytes are, as a slash-separated path
+// relative to the savepoint directory, resolved and checked as OpenStream does: tag 6 relative
+// paths (which must stay inside), tag 2 absolute paths inside the directory or found by base name
+// (moved is then true), tag 15 segments (the segment's file), and key-groups handles (their
+// delegate). Inline (tag 1) and empty handles have no file: it returns "" and no error. Tools that
+// copy or link a savepoint's files use it so that they accept exactly the files OpenStream reads.
+func (s *Savepoint) LocalPath(h metadata.StreamHandle) (rel string, moved bool, err error) {
+	switch h := h.(type) {
+	case nil, *metadata.ByteStreamHandle, *metadata.EmptySegmentFileHandle:
+		return "", false, nil
+	case *metadata.RelativeFileHandle:
+		if !filepath.IsLocal(filepath.FromSlash(h.Path)) {
+			return "", false, fmt.Errorf("%s: state file %q is outside the savepoint directory (refused)", s.MetadataPath, h.Path)
+		}
+		rel = h.Path
+	case *metadata.FileHandle:
+		rel, moved, err = s.resolveAbsolute(h.Path)
+	case *metadata.SegmentFileHandle:
+		rel, moved, err = s.resolveAbsolute(h.Path)
+	case *metadata.KeyGroupsHandle:
+		return s.LocalPath(h.Delegate)
+	default:
+		return "", false, fmt.Errorf("%s: unsupported stream handle %T (tag %d)", s.MetadataPath, h, h.Tag())
+	}
+	if err != nil {
+		return "", false, err
+	}
+	// The root refuses symbolic links that lead out of the directory.
+	fi, err := s.root.Stat(filepath.FromSlash(rel))
+	if err != nil {
+		return "", false, fmt.Errorf("%s: state file %q: %w", s.MetadataPath, rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", false, fmt.Errorf("%s: state file %q is not a regular file", s.MetadataPath, rel)
+	}
+	return rel, moved, nil
 }
 
 // localPath turns a Flink path ("file:/a/b", "file:///a/b", "/a/b") into a cleaned local path.

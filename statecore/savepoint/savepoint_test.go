@@ -110,6 +110,18 @@ func TestOpenStreamResolution(t *testing.T) {
 				s.Close()
 			}
 		}
+		// LocalPath accepts and refuses the same handles, naming the file inside the directory.
+		for i, st := range sp.Metadata.Operators[0].Subtasks {
+			rel, moved, err := sp.LocalPath(st.ManagedKeyed.(*metadata.KeyGroupsHandle))
+			want := map[int]string{0: "", 1: "a-uuid", 2: "b-uuid", 3: "a-uuid", 7: "a-uuid", 10: "a-uuid"}
+			if w, ok := want[i]; ok {
+				if err != nil || rel != w || moved != (i == 3) {
+					t.Errorf("LocalPath(handle %d) = %q, %v, %v; want %q", i, rel, moved, err, w)
+				}
+			} else if err == nil {
+				t.Errorf("LocalPath(handle %d) = %q, want a refusal", i, rel)
+			}
+		}
 		sp.Close()
 	}
 }
