@@ -18,9 +18,9 @@ import (
 type keyedEdit struct {
 	// header returns the new state metas and, per old state id, the new id (-1: drop).
 	header func(p *headerParts, name string) (metas [][]byte, ids []int, err error)
-	// value, when set, returns the new bytes of an entry's value (old state id in e.StateID);
-	// dec decodes the entry's key for messages.
-	value func(h *keyed.Header, e *keyed.Entry, dec *keyed.Decoder) ([]byte, error)
+	// entry, when set, returns the new key and value bytes of an entry (old state id in
+	// e.StateID; the results must not alias e); dec decodes the entry for messages.
+	entry func(h *keyed.Header, e *keyed.Entry, dec *keyed.Decoder) (key, value []byte, err error)
 	// scan makes validation runs read every entry (value conversions that may fail).
 	scan bool
 	// bind, when set, is called with each subtask's old header after header has seen its parts.
@@ -125,24 +125,35 @@ func (s *session) editSubtask(op *metadata.OperatorState, st *metadata.SubtaskSt
 			if id < 0 {
 				return nil
 			}
-			val := e.Value
-			if ed.value != nil {
-				v, err := ed.value(h, e, dec)
+			key, val := e.Key, e.Value
+			if ed.entry != nil {
+				k, v, err := ed.entry(h, e, dec)
 				if err != nil {
 					return err
 				}
-				val = v
+				key, val = k, v
 			} else {
-				val = bytes.Clone(val)
+				key, val = bytes.Clone(key), bytes.Clone(val)
 			}
 			n := nh.States[id].Name
 			after[n]++
-			sums[n].add(entryHash(e.Key, prefix, val))
-			group = append(group, keyed.Entry{KeyGroup: kg, StateID: id, Key: bytes.Clone(e.Key), Value: val})
+			sums[n].add(entryHash(key, prefix, val))
+			group = append(group, keyed.Entry{KeyGroup: kg, StateID: id, Key: key, Value: val})
 			return nil
 		})
 		if err != nil {
 			return nil, err
+		}
+		// Converted map keys may meet: two entries with one key would be one entry to Flink.
+		if ed.entry != nil && len(group) > 1 {
+			seen := make(map[string]bool, len(group))
+			for _, g := range group {
+				k := string(rune(g.StateID)) + string(g.Key)
+				if seen[k] {
+					return nil, fmt.Errorf("key group %d: state %q: two entries have the same key after the conversion (map keys that convert to one value)", kg, nh.States[g.StateID].Name)
+				}
+				seen[k] = true
+			}
 		}
 		if write && len(group) > 0 {
 			if offsets[i], err = w.WriteKeyGroup(group); err != nil {

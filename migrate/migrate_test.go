@@ -917,3 +917,60 @@ func TestScriptErrors(t *testing.T) {
 		t.Errorf("left %v", ents)
 	}
 }
+
+// TestRetypeMapKey converts a map entry's String user key "42" to Integer. The fixtures' map keys
+// are words, so the entry is a real "seen" entry whose user key bytes are replaced by those of
+// "42" (the rest of the key, and the value, are Flink's).
+func TestRetypeMapKey(t *testing.T) {
+	sp := open(t, fixture(t, "keyed-hashmap"))
+	op, _ := mustSel(t, "uid:int-keyed").find(sp.Metadata)
+	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	st := subs[0]
+	var entry *keyed.Entry
+	var uk any
+	st.Entries(func(e *keyed.Entry) error {
+		if entry == nil && st.Header.States[e.StateID].Name == "seen" {
+			r, err := st.Decoder.Decode(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entry = &keyed.Entry{KeyGroup: e.KeyGroup, StateID: e.StateID, Key: bytes.Clone(e.Key), Value: bytes.Clone(e.Value)}
+			uk = r.UserKey
+		}
+		return nil
+	})
+	if entry == nil {
+		t.Fatal("no seen entry")
+	}
+	old, err := encodeSimple(uk, "String")
+	if err != nil || !bytes.HasSuffix(entry.Key, old) {
+		t.Fatalf("the String encoding of %v (% x) does not end the key % x: %v", uk, old, entry.Key, err)
+	}
+	n42, _ := encodeSimple("42", "String")
+	entry.Key = append(entry.Key[:len(entry.Key)-len(old)], n42...)
+	rs := &retypeState{id: entry.StateID, kind: "map", keyFrom: "String", keyTo: "Integer"}
+	key, err := rs.convertKey(entry, st.Decoder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(bytes.Clone(entry.Key[:len(entry.Key)-len(n42)]), 0, 0, 0, 42)
+	if !bytes.Equal(key, want) {
+		t.Errorf("key % x, want % x", key, want)
+	}
+	// The words of the fixture do not parse: the step names the key.
+	_, err = Run(fixture(t, "keyed-hashmap"), filepath.Join(t.TempDir(), "out"),
+		[]Step{&Retype{Operator: mustSel(t, "uid:int-keyed"), State: "seen", KeyTo: "Integer"}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "map key") || !strings.Contains(err.Error(), "does not parse") {
+		t.Errorf("error %v", err)
+	}
+	// Map keys of a value state: refused.
+	_, err = Run(fixture(t, "keyed-hashmap"), filepath.Join(t.TempDir(), "out"),
+		[]Step{&Retype{Operator: mustSel(t, "uid:int-keyed"), State: "count", KeyTo: "Integer"}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "only map states") {
+		t.Errorf("error %v", err)
+	}
+}

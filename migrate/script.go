@@ -26,6 +26,7 @@ import (
 //	      parallelism: 4           # optional: default the old one, capped at the new max
 //	      operators: ["uid:counter"] # optional: default every keyed operator
 //	  - retype: {operator: "uid:counter", state: count, to: Long}
+//	  - retype: {operator: "uid:counter", state: byId, key-to: Long}  # a map's key type
 //	  - rename-state: {operator: "uid:counter", from: seen, to: seen-v2}
 //	  - drop-state: {operator: "uid:counter", state: names}
 //	  - drop-operator: {operator: "uid:legacy"}
@@ -76,7 +77,7 @@ func ParseScript(r io.Reader, name string) ([]Step, error) {
 var stepFields = map[string][]string{
 	"rename-uid":    {"from", "to", "renames"},
 	"rescale":       {"*max-parallelism", "parallelism", "operators"},
-	"retype":        {"*operator", "*state", "*to"},
+	"retype":        {"*operator", "*state", "to", "key-to"},
 	"rename-state":  {"*operator", "*from", "*to"},
 	"drop-state":    {"*operator", "*state"},
 	"drop-operator": {"*operator"},
@@ -91,6 +92,7 @@ type stepSpec struct {
 	Operators      []string                    `yaml:"operators"`
 	Operator       string                      `yaml:"operator"`
 	State          string                      `yaml:"state"`
+	KeyTo          string                      `yaml:"key-to"`
 }
 
 func parseStep(n *yaml.Node) (Step, error) {
@@ -165,7 +167,7 @@ func parseStep(n *yaml.Node) (Step, error) {
 	}
 	switch kind {
 	case "retype":
-		return &Retype{Operator: op, State: sp.State, To: sp.To}, nil
+		return &Retype{Operator: op, State: sp.State, To: sp.To, KeyTo: sp.KeyTo}, nil
 	case "rename-state":
 		return &RenameState{Operator: op, From: sp.From, To: sp.To}, nil
 	case "drop-state":

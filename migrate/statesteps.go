@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/statecraft/statecraft/statecore/javaio"
 	"github.com/statecraft/statecraft/statecore/keyed"
@@ -151,7 +152,7 @@ func (d *DropState) apply(s *session) (*StepReport, error) {
 }
 
 // Retype changes the value type of a keyed value, list or map state (for a list, the element
-// type; for a map, the user value type). Supported types are the Java boxed primitives Integer,
+// type; for a map, the user value type) and/or the user key type of a map state. Supported types are the Java boxed primitives Integer,
 // Long, Short, Byte, Float, Double, Boolean as targets, and those plus String as sources:
 //
 //	widening (Byte->Short->Integer->Long, Float->Double, integers->Double when exact) always;
@@ -167,12 +168,20 @@ func (d *DropState) apply(s *session) (*StepReport, error) {
 type Retype struct {
 	Operator Selector
 	State    string
-	To       string // Java type name: Integer, Long, Short, Byte, Float, Double, Boolean
+	To       string // new value type: Integer, Long, Short, Byte, Float, Double, Boolean ("": keep)
+	KeyTo    string // new map key type ("": keep); the same conversions, applied to map keys
 }
 
 // Describe implements Step.
 func (r *Retype) Describe() string {
-	return fmt.Sprintf("retype %s %q -> %s", r.Operator, r.State, r.To)
+	s := fmt.Sprintf("retype %s %q", r.Operator, r.State)
+	if r.To != "" {
+		s += " values -> " + r.To
+	}
+	if r.KeyTo != "" {
+		s += " map keys -> " + r.KeyTo
+	}
+	return s
 }
 
 const basePkg = "org.apache.flink.api.common.typeutils.base."
@@ -199,15 +208,19 @@ func typeOfClass(class string) string {
 }
 
 func (r *Retype) apply(s *session) (*StepReport, error) {
-	to, ok := simpleTypes[r.To]
-	if !ok || r.To == "String" {
-		return nil, fmt.Errorf("target type %q: want Integer, Long, Short, Byte, Float, Double or Boolean", r.To)
+	if r.To == "" && r.KeyTo == "" {
+		return nil, fmt.Errorf("give the new value type, the new map key type, or both")
+	}
+	for _, t := range []string{r.To, r.KeyTo} {
+		if _, ok := simpleTypes[t]; t != "" && (!ok || t == "String") {
+			return nil, fmt.Errorf("target type %q: want Integer, Long, Short, Byte, Float, Double or Boolean", t)
+		}
 	}
 	op, err := keyedStep(s, r.Operator)
 	if err != nil {
 		return nil, err
 	}
-	var from string
+	var notes []string
 	found := false
 	conv := map[*keyed.Header]*retypeState{}
 	ed := keyedEdit{scan: true}
@@ -222,49 +235,76 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 			return nil, nil, err
 		}
 		kind := m.StateKind()
-		t := serializer.UnwrapTTL(m.Serializer(keyed.SerValue))
 		vs := m.Serializer(keyed.SerValue)
+		// elem is the snapshot slot holding the values: the value serializer itself, a list's
+		// element or a map's value serializer (TTL-wrapped or not).
+		elem := vs
 		switch kind {
 		case "value":
 		case "list", "map":
 			if vs == nil || len(vs.Nested) < 1 {
 				return nil, nil, fmt.Errorf("%s: %s state %q: serializer has no element serializer", name, kind, r.State)
 			}
-			t = serializer.UnwrapTTL(vs.Nested[len(vs.Nested)-1])
+			elem = vs.Nested[len(vs.Nested)-1]
 		default:
 			return nil, nil, fmt.Errorf("%s: state %q is a %s state; retype supports value, list and map states", name, r.State, kind)
 		}
-		if t == nil || t.Kind != serializer.KindSimple || t.Version < 3 || typeOfClass(t.Class) == "" {
-			return nil, nil, fmt.Errorf("%s: state %q holds %s; retype converts Integer, Long, Short, Byte, Float, Double, Boolean and String values", name, r.State, serializer.JavaType(t))
+		if r.KeyTo != "" && (kind != "map" || len(vs.Nested) != 2) {
+			return nil, nil, fmt.Errorf("state %q is a %s state; only map states have a map key type", r.State, kind)
 		}
-		from = typeOfClass(t.Class)
-		if from == "Boolean" && r.To != "Boolean" || from != "Boolean" && r.To == "Boolean" {
-			return nil, nil, fmt.Errorf("state %q: no conversion between %s and %s", r.State, from, r.To)
+		rs := &retypeState{id: i, kind: kind, ttl: serializer.UnwrapTTL(elem) != elem}
+		meta := p.metas[i]
+		// Replace the later snapshot first, so that the earlier one's offsets stay valid: a
+		// map's value serializer follows its key serializer.
+		type swap struct {
+			snap     *serializer.Snapshot
+			to, what string
+			from     *string
+			codec    *serializer.Codec
 		}
-		var nb bytes.Buffer
-		w := javaio.NewWriter(&nb)
-		w.UTF(to)
-		w.I32(t.Version)
-		meta := append(append(append([]byte{}, p.metas[i][:t.Offset]...), nb.Bytes()...), p.metas[i][t.End:]...)
+		var swaps []swap
+		if r.To != "" {
+			swaps = append(swaps, swap{serializer.UnwrapTTL(elem), r.To, "values", &rs.from, &rs.fromCodec})
+		}
+		if r.KeyTo != "" {
+			swaps = append(swaps, swap{vs.Nested[0], r.KeyTo, "map keys", &rs.keyFrom, &rs.keyCodec})
+		}
+		for _, sw := range swaps {
+			t := sw.snap
+			if t == nil || t.Kind != serializer.KindSimple || t.Version < 3 || typeOfClass(t.Class) == "" {
+				return nil, nil, fmt.Errorf("%s: the %s of state %q are %s; retype converts Integer, Long, Short, Byte, Float, Double, Boolean and String", name, sw.what, r.State, serializer.JavaType(t))
+			}
+			from := typeOfClass(t.Class)
+			if (from == "Boolean") != (sw.to == "Boolean") {
+				return nil, nil, fmt.Errorf("state %q: no conversion of %s between %s and %s", r.State, sw.what, from, sw.to)
+			}
+			*sw.from = from
+			*sw.codec = serializer.NewCodec(t)
+			var nb bytes.Buffer
+			w := javaio.NewWriter(&nb)
+			w.UTF(simpleTypes[sw.to])
+			w.I32(t.Version)
+			meta = append(append(append([]byte{}, meta[:t.Offset]...), nb.Bytes()...), meta[t.End:]...)
+		}
+		rs.to, rs.keyTo = r.To, r.KeyTo
 		metas := append([][]byte{}, p.metas...)
 		metas[i] = meta
-		ttl := serializer.UnwrapTTL(vs) != vs
-		if kind != "value" {
-			ttl = serializer.UnwrapTTL(vs.Nested[len(vs.Nested)-1]) != vs.Nested[len(vs.Nested)-1]
-		}
-		rs := &retypeState{id: i, kind: kind, ttl: ttl, from: from, fromCodec: serializer.NewCodec(t), to: r.To}
 		p.pending = rs
 		return metas, identity(len(metas)), nil
 	}
-	ed.value = func(h *keyed.Header, e *keyed.Entry, dec *keyed.Decoder) ([]byte, error) {
+	ed.entry = func(h *keyed.Header, e *keyed.Entry, dec *keyed.Decoder) ([]byte, []byte, error) {
 		rs := conv[h]
-		if rs == nil {
-			return bytes.Clone(e.Value), nil
+		if rs == nil || e.StateID != rs.id {
+			return bytes.Clone(e.Key), bytes.Clone(e.Value), nil
 		}
-		if e.StateID != rs.id {
-			return bytes.Clone(e.Value), nil
+		key, val := bytes.Clone(e.Key), bytes.Clone(e.Value)
+		var err error
+		if rs.to != "" {
+			val, err = rs.convert(e.Value)
 		}
-		out, err := rs.convert(e.Value)
+		if err == nil && rs.keyTo != "" {
+			key, err = rs.convertKey(e, dec)
+		}
 		if err != nil {
 			rec, derr := dec.Decode(e)
 			where := "a key"
@@ -276,13 +316,21 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 					where += " map key " + string(u)
 				}
 			}
-			return nil, fmt.Errorf("state %q: %s: %w", r.State, where, err)
+			return nil, nil, fmt.Errorf("state %q: %s: %w", r.State, where, err)
 		}
-		return out, nil
+		return key, val, nil
 	}
 	ed.bind = func(h *keyed.Header, p *headerParts) {
 		if p.pending != nil {
 			conv[h] = p.pending
+			if len(notes) == 0 {
+				if p.pending.to != "" {
+					notes = append(notes, "values "+p.pending.from+" -> "+p.pending.to)
+				}
+				if p.pending.keyTo != "" {
+					notes = append(notes, "map keys "+p.pending.keyFrom+" -> "+p.pending.keyTo)
+				}
+			}
 		}
 	}
 	before, after, sums, err := s.editKeyed(op, ed)
@@ -296,8 +344,53 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 		d.Keyed[r.State] = sums[r.State]
 	}
 	ch := change(op, before, after)
-	ch.Note = fmt.Sprintf("%s -> %s", from, r.To)
+	ch.Note = strings.Join(notes, ", ")
 	return &StepReport{Step: r.Describe(), Operators: []OperatorChange{ch}}, nil
+}
+
+// convertKey re-encodes the map user key at the end of a map entry's key:
+//
+//	key := kg K [len] NS [len] UK      (UK last; its old encoding is re-derived to find it)
+func (rs *retypeState) convertKey(e *keyed.Entry, dec *keyed.Decoder) ([]byte, error) {
+	rec, err := dec.Decode(e)
+	if err != nil {
+		return nil, err
+	}
+	old, err := encodeSimple(rec.UserKey, rs.keyFrom)
+	if err != nil {
+		return nil, err
+	}
+	if len(old) > len(e.Key) || !bytes.Equal(e.Key[len(e.Key)-len(old):], old) {
+		return nil, fmt.Errorf("map key %v: its %s encoding is not the end of the stored key", rec.UserKey, rs.keyFrom)
+	}
+	nk, err := convertValue(rec.UserKey, rs.keyFrom, rs.keyTo)
+	if err != nil {
+		return nil, err
+	}
+	return append(bytes.Clone(e.Key[:len(e.Key)-len(old)]), nk...), nil
+}
+
+// encodeSimple encodes a decoded simple value as its serializer does (to locate it in a key).
+func encodeSimple(v any, typ string) ([]byte, error) {
+	if s, ok := v.(string); ok && typ == "String" {
+		// StringValue.writeString: varint(len+1), then each UTF-16 unit as a varint.
+		var out []byte
+		units := utf16.Encode([]rune(s))
+		out = appendVarint(out, uint32(len(units)+1))
+		for _, u := range units {
+			out = appendVarint(out, uint32(u))
+		}
+		return out, nil
+	}
+	return convertValue(v, typ, typ)
+}
+
+func appendVarint(b []byte, v uint32) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
 }
 
 // retypeState converts the values of one state in one subtask's file.
@@ -305,8 +398,11 @@ type retypeState struct {
 	id        int
 	kind      string
 	ttl       bool
-	from, to  string
+	from, to  string // value types ("" when unchanged)
 	fromCodec serializer.Codec
+	keyFrom   string // map key types ("" when unchanged)
+	keyTo     string
+	keyCodec  serializer.Codec
 }
 
 // convert rewrites one stored value:

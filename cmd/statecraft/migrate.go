@@ -77,16 +77,17 @@ func init() {
 	register([]string{"migrate"}, func() *cli.Command {
 		return &cli.Command{
 			Name:      "retype",
-			Usage:     "change the value type of a keyed value, list or map state (widening always; narrowing and String to number when every value converts)",
+			Usage:     "change the value type of a keyed value, list or map state, or a map's key type (widening always; narrowing and String to number when every value converts)",
 			ArgsUsage: "SRC DST",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX", Required: true},
 				&cli.StringFlag{Name: "state", Usage: "the keyed state's name", Required: true},
-				&cli.StringFlag{Name: "to", Usage: "Integer, Long, Short, Byte, Float, Double or Boolean", Required: true},
+				&cli.StringFlag{Name: "to", Usage: "new value type: Integer, Long, Short, Byte, Float, Double or Boolean"},
+				&cli.StringFlag{Name: "key-to", Usage: "new map key type (map states), same types"},
 			}, migrateFlags()...),
 			Action: func(c *cli.Context) error {
 				return runOneStep(c, "migrate retype", func(op migrate.Selector) migrate.Step {
-					return &migrate.Retype{Operator: op, State: c.String("state"), To: c.String("to")}
+					return &migrate.Retype{Operator: op, State: c.String("state"), To: c.String("to"), KeyTo: c.String("key-to")}
 				})
 			},
 		}
