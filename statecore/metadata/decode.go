@@ -660,6 +660,3 @@ func (d *decoder) operatorHandle() OperatorHandle {
 	}
 	return h
 }
-
-// errorf is used by Encode for structural problems.
-func errorf(format string, args ...any) error { return fmt.Errorf("metadata: "+format, args...) }

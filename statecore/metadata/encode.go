@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 
 	"github.com/statecraft/statecraft/statecore/javaio"
@@ -31,6 +32,9 @@ func Encode(w io.Writer, m *Metadata) error {
 	}
 	return bw.Flush()
 }
+
+// errorf reports a structural problem of the Metadata being encoded.
+func errorf(format string, args ...any) error { return fmt.Errorf("metadata: "+format, args...) }
 
 type encoder struct {
 	w       *javaio.Writer
