@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
@@ -22,6 +23,9 @@ import (
 const spillDir = ".spill"
 
 const defaultSpillBudget = 64 << 20
+
+// entryOverhead is what one loaded entry costs besides its bytes (a keyed.Entry).
+const entryOverhead = int64(unsafe.Sizeof(keyed.Entry{}))
 
 // Rescale moves keyed operators to a new max parallelism (and parallelism). Every key's key
 // group is recomputed from its Java hashCode() (keyHasher), its key-group prefix rewritten (one
@@ -280,7 +284,8 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		if err != nil {
 			return err
 		}
-		kgBytes[kg] += int64(len(e.Key) - oldPrefix + newPrefix + len(e.Value) + 14)
+		// A chunk costs its spilled bytes plus one keyed.Entry per entry when it is loaded.
+		kgBytes[kg] += int64(len(e.Key)-oldPrefix+newPrefix+len(e.Value)+12) + entryOverhead
 		ch.EntriesBefore[header.States[x.ids[e.StateID]].Name]++
 		return nil
 	})
