@@ -1,6 +1,20 @@
-// Package migrate writes a migrated copy of a Flink savepoint: operator UIDs changed, keyed
-// operators rescaled to a new max parallelism (and parallelism), states or operators dropped.
-// The source savepoint is never modified.
+// Package migrate writes a migrated copy of a Flink savepoint. The source is never modified.
+//
+// Steps (each a Step; scripts of them are described on ParseScript):
+//
+//	RenameUIDs    new UIDs (operator id recomputed as Flink does; name kept; no file rewritten)
+//	Rescale       new max parallelism and parallelism of keyed operators (keys regrouped by their
+//	              Java hashCode; operator state carried over; a parallelism change is refused for
+//	              operators that also hold operator state)
+//	Retype        new value type (value, list, map state) and/or map key type, between Java's
+//	              boxed primitives, and from String
+//	RenameState   DropState   keyed states
+//	DropOperator  an operator and everything it holds
+//
+// Not supported: keyed state in RocksDB's native format or the changelog backend (except for
+// UID changes and dropping operators, which never read it), raw keyed/operator state, renaming or
+// retyping operator (non-keyed) state, POJO/Row field changes, key types whose hashCode() is user
+// code (POJOs, generic types) in a rescale.
 //
 // # How a run writes its output
 //
