@@ -170,6 +170,15 @@ func (d *decoder) err() error {
 
 func (d *decoder) failed() bool { return d.r.Err() != nil }
 
+// at notes which part of a subtask is being read. After a failure the reader keeps returning
+// zero values and the code runs on to the end of the record; the position must stay where the
+// failure happened.
+func (d *decoder) at(slot string) {
+	if !d.failed() {
+		d.slot = slot
+	}
+}
+
 func (d *decoder) metadata() *Metadata {
 	d.op, d.sub = -1, -1
 	r := d.r
@@ -281,7 +290,9 @@ func (d *decoder) operator() *OperatorState {
 	if d.version >= 5 {
 		op.Name = r.UTF("name")
 		op.UID = r.UTF("uid")
-		d.opUID = op.UID
+		if !d.failed() {
+			d.opUID = op.UID
+		}
 	}
 	idb := r.Bytes("operatorId", 16)
 	if d.failed() {
@@ -290,7 +301,7 @@ func (d *decoder) operator() *OperatorState {
 	copy(op.ID[:], idb)
 	op.Parallelism = r.I32("parallelism")
 	op.MaxParallelism = r.I32("maxParallelism")
-	d.slot = "coordinator"
+	d.at("coordinator")
 	cOff := r.Offset()
 	coord := d.streamHandle()
 	if d.failed() {
@@ -304,7 +315,7 @@ func (d *decoder) operator() *OperatorState {
 		}
 		op.Coordinator = bs
 	}
-	d.slot = ""
+	d.at("")
 	nOff := r.Offset()
 	n := r.I32("numSubtaskStates")
 	if d.failed() {
@@ -323,7 +334,7 @@ func (d *decoder) operator() *OperatorState {
 	}
 	for i := 0; i < int(n); i++ {
 		d.sub = i
-		d.slot = ""
+		d.at("")
 		idx := r.I32("subtaskIndex")
 		if d.failed() {
 			return nil
@@ -338,7 +349,7 @@ func (d *decoder) operator() *OperatorState {
 		}
 		st.Index = idx
 		if d.version >= 7 {
-			d.slot = ""
+			d.at("")
 			st.HasRefCheckpoint = r.Bool("hasRefCheckpointId")
 			if st.HasRefCheckpoint {
 				st.RefCheckpointID = r.I64("refCheckpointId")
@@ -352,21 +363,21 @@ func (d *decoder) operator() *OperatorState {
 
 func (d *decoder) subtask(st *SubtaskState) *SubtaskState {
 	r := d.r
-	d.slot = "managedOperatorState"
+	d.at("managedOperatorState")
 	if r.I32("present") != 0 {
 		st.ManagedOperator = d.operatorHandle()
 	}
-	d.slot = "rawOperatorState"
+	d.at("rawOperatorState")
 	if r.I32("present") != 0 {
 		st.RawOperator = d.operatorHandle()
 	}
-	d.slot = "managedKeyedState"
+	d.at("managedKeyedState")
 	st.ManagedKeyed = d.keyedHandle()
-	d.slot = "rawKeyedState"
+	d.at("rawKeyedState")
 	st.RawKeyed = d.keyedHandle()
-	d.slot = "inputChannelState"
+	d.at("inputChannelState")
 	st.InputChannels = d.channelHandles(ChannelInput)
-	d.slot = "resultSubpartitionState"
+	d.at("resultSubpartitionState")
 	st.OutputChannels = d.channelHandles(ChannelOutput)
 	return st
 }

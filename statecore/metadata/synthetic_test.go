@@ -200,3 +200,32 @@ func TestNestingBounded(t *testing.T) {
 		t.Errorf("100 nested handles: err = %v, want a nesting error", err)
 	}
 }
+
+// TestErrorPosition: an error names the record and slot where reading failed, not where the
+// decoder happened to be when it noticed.
+func TestErrorPosition(t *testing.T) {
+	m := &Metadata{Version: 6, Tail: nullTail, Operators: []*OperatorState{{UID: "keyed", Parallelism: 1, MaxParallelism: 128,
+		Subtasks: []*SubtaskState{{ManagedKeyed: &KeyGroupsHandle{TagByte: TagSavepointKeyGroups, Range: KeyGroupRange{0, 128},
+			Offsets: make([]int64, 128), Delegate: &RelativeFileHandle{Path: "f", Size: 1}}}}}}}
+	var buf bytes.Buffer
+	if err := Encode(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for n := 0; n < buf.Len(); n++ {
+		_, err := Decode(bytes.NewReader(buf.Bytes()[:n]), "m")
+		var fe *javaio.FormatError
+		if !errors.As(err, &fe) {
+			t.Fatalf("cut at %d: %v", n, err)
+		}
+		if strings.Contains(fe.Field, "keyGroups.offsets") {
+			seen++
+			if want := `operator[0](uid "keyed").subtask[0].managedKeyedState.keyGroups.offsets`; fe.Field != want {
+				t.Fatalf("cut at %d: field %q, want %q", n, fe.Field, want)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no cut fell in the offsets")
+	}
+}
