@@ -974,3 +974,59 @@ func TestRetypeMapKey(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestAbsoluteHandlesBecomeRelative: a savepoint whose _metadata names its state files by
+// absolute file: URIs (tag 2, as older Flink versions wrote) gives an output whose handles are
+// all relative (tag 6) and whose files are all inside it.
+func TestAbsoluteHandlesBecomeRelative(t *testing.T) {
+	src := t.TempDir()
+	fx := fixture(t, "keyed-hashmap")
+	ents, _ := os.ReadDir(fx)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(fx, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(src, e.Name()), b, 0o644)
+	}
+	sp := open(t, src)
+	m, _ := decodeAgain(sp)
+	n := 0
+	walkStreams(m, func(_ string, h *metadata.StreamHandle) error {
+		if r, ok := (*h).(*metadata.RelativeFileHandle); ok {
+			*h = &metadata.FileHandle{Path: "file:" + filepath.Join(src, r.Path), Size: r.Size}
+			n++
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Fatal("no relative handles in the fixture")
+	}
+	var b bytes.Buffer
+	metadata.Encode(&b, m)
+	os.WriteFile(filepath.Join(src, "_metadata"), b.Bytes(), 0o644)
+
+	dst, _ := run(t, src, Options{}, &RenameUIDs{Renames: []Rename{{mustSel(t, "uid:int-keyed"), "v2"}}})
+	out := open(t, dst)
+	rel := 0
+	walkStreams(out.Metadata, func(label string, h *metadata.StreamHandle) error {
+		switch x := (*h).(type) {
+		case *metadata.RelativeFileHandle:
+			rel++
+			if _, err := os.Stat(filepath.Join(dst, x.Path)); err != nil {
+				t.Errorf("%s: %v", label, err)
+			}
+		case *metadata.FileHandle:
+			t.Errorf("%s: absolute handle %s left in the output", label, x.Path)
+		}
+		return nil
+	})
+	if rel != n {
+		t.Errorf("%d relative handles, want %d", rel, n)
+	}
+	// Moving the source away must not break the output.
+	os.RemoveAll(src)
+	if _, err := DigestOf(out); err != nil {
+		t.Errorf("output depends on the source: %v", err)
+	}
+}
