@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/statecraft/statecraft/statecore/uid"
+)
+
+// sqlSavepoint is the oracle's SQL savepoint and the plan Flink executed to write it.
+func sqlSavepoint(t *testing.T) (dir, planFile string) {
+	t.Helper()
+	dir = filepath.Join("..", "..", "testdata", "savepoints", "sql-group-aggregate")
+	if _, err := os.Stat(filepath.Join(dir, "_metadata")); err != nil {
+		t.Skipf("oracle fixture %s not present", dir)
+	}
+	return dir, dir + ".plan.json"
+}
+
+func TestSavepointCheckOwnPlan(t *testing.T) {
+	dir, planFile := sqlSavepoint(t)
+	code, out, errs := runCLI("savepoint", "check", dir, "--plan", planFile)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"3     stream-exec-group-aggregate_1  3_group-aggregate  restored  accState, (+2 timer services)  128      7546 B",
+		"restores: every operator with state in the savepoint is claimed by the plan",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Flags anywhere, JSON.
+	code, out, errs = runCLI("savepoint", "check", "--json", "--plan", planFile, dir, "--max-parallelism", "128")
+	if code != exitOK {
+		t.Fatalf("--json: exit %d: %s", code, errs)
+	}
+	var r struct {
+		Restores bool `json:"restores"`
+		Nodes    []struct {
+			ID     int    `json:"id"`
+			Status string `json:"status"`
+			State  struct {
+				UIDHash string   `json:"uidHash"`
+				Keyed   []string `json:"keyedStates"`
+			} `json:"state"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !r.Restores || len(r.Nodes) != 1 || r.Nodes[0].ID != 3 || r.Nodes[0].State.UIDHash != uid.Hash("3_group-aggregate") {
+		t.Errorf("JSON: %+v", r)
+	}
+}
+
+func TestSavepointCheckIncompatible(t *testing.T) {
+	dir, _ := sqlSavepoint(t)
+	other := filepath.Join("..", "..", "testdata", "plans", "dedup-then-aggregate.json")
+	code, out, _ := runCLI("savepoint", "check", dir, "--plan", other)
+	if code != exitFindings {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitFindings, out)
+	}
+	for _, want := range []string{
+		"4     stream-exec-deduplicate_1      4_deduplicate      no state: starts empty",
+		`error: savepoint operator "GroupAggregate[3]" (uid 3_group-aggregate, hash 4f0fea56069e128b6efb5cf69722457e) (keyed: accState; 7546 bytes) is not in the plan: would be dropped: restore fails unless non-restored state is allowed`,
+		"node 7 (uid 7_group-aggregate)",
+		`info: savepoint operator "Sink: counts[4]"`,
+		"would NOT restore: 1 error",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runCLI("savepoint", "check", dir, "--plan", other, "--allow-non-restored-state")
+	if code != exitOK || !strings.Contains(out, "warning: savepoint operator \"GroupAggregate[3]\"") {
+		t.Errorf("--allow-non-restored-state: exit %d:\n%s", code, out)
+	}
+	// A mismatching explicit max parallelism fails even under the savepoint's own plan.
+	code, out, _ = runCLI("savepoint", "check", dir, "--plan", dir+".plan.json", "--max-parallelism", "256")
+	if code != exitFindings || !strings.Contains(out, "the savepoint has max parallelism 128, the new job sets 256") {
+		t.Errorf("--max-parallelism 256: exit %d:\n%s", code, out)
+	}
+	// The 1.15 UID format renames every operator: nothing is claimed.
+	code, out, _ = runCLI("savepoint", "check", dir, "--plan", dir+".plan.json", "--uid-format", "<id>_<type>_<version>_<transformation>")
+	if code != exitFindings || !strings.Contains(out, "3_stream-exec-group-aggregate_1_group-aggregate  no state: starts empty") {
+		t.Errorf("1.15 format: exit %d:\n%s", code, out)
+	}
+}
+
+func TestSavepointCheckBadInput(t *testing.T) {
+	dir, planFile := sqlSavepoint(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no plan", []string{dir}, "--plan PLAN is required"},
+		{"no path", []string{"--plan", planFile}, "want exactly one PATH"},
+		{"missing savepoint", []string{filepath.Join(t.TempDir(), "nope"), "--plan", planFile}, "open savepoint"},
+		{"missing plan", []string{dir, "--plan", filepath.Join(t.TempDir(), "nope.json")}, "read plan"},
+		{"not a plan", []string{dir, "--plan", filepath.Join(dir, "_metadata")}, "not JSON"},
+		{"bad generation", []string{dir, "--plan", planFile, "--uid-generation", "SOMETIMES"}, "PLAN_ONLY, ALWAYS or DISABLED"},
+		{"bad max parallelism", []string{dir, "--plan", planFile, "--max-parallelism", "40000"}, "want 1..32768"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runCLI(append([]string{"savepoint", "check"}, tt.args...)...)
+		if code != exitFailure || !strings.Contains(errs, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q (want %q), stdout %q", tt.name, code, errs, tt.want, out)
+		}
+	}
+}
