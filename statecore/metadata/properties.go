@@ -48,7 +48,8 @@ func (m *Metadata) ParseProperties(name string) (*Properties, error) {
 	if m.Version < 4 {
 		return nil, nil
 	}
-	r := javaio.NewBytesReader(m.Tail, name, 0)
+	// Offsets in errors count from the start of the tail, which is what the name says.
+	r := javaio.NewBytesReader(m.Tail, name+" (CheckpointProperties tail)", 0)
 	d := &javaDecoder{r: r}
 	if magic := r.U16("properties.magic"); r.Err() == nil && magic != 0xACED {
 		r.FailAt(0, "properties.magic", "want AC ED (Java serialization), got %04X", magic)
