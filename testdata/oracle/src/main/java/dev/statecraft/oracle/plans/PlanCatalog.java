@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.table.api.CompiledPlan;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.StatementSet;
@@ -32,6 +34,8 @@ public final class PlanCatalog {
         public final String note;
         public final List<String> ddl;
         public final List<String> dml;
+        /** Table configuration set before compiling (SET statements in the .sql text). */
+        public final Map<String, String> config = new LinkedHashMap<>();
 
         Program(String name, String note, List<String> ddl, String... dml) {
             this.name = name;
@@ -40,12 +44,20 @@ public final class PlanCatalog {
             this.dml = Arrays.asList(dml);
         }
 
+        Program with(String key, String value) {
+            config.put(key, value);
+            return this;
+        }
+
         /** The program as SQL text, in the form a user would submit it. */
         public String sqlText() {
             StringBuilder b = new StringBuilder();
             b.append("-- ").append(note).append('\n');
             b.append("-- Compiled by the statecraft oracle (PlanCatalog) with Flink's COMPILE PLAN in\n");
-            b.append("-- streaming mode and default configuration (table.exec.state.ttl = 0 ms).\n\n");
+            b.append(config.isEmpty()
+                    ? "-- streaming mode and default configuration (table.exec.state.ttl = 0 ms).\n\n"
+                    : "-- streaming mode with this configuration:\n\n");
+            config.forEach((k, v) -> b.append("SET '").append(k).append("' = '").append(v).append("';\n\n"));
             for (String s : ddl) {
                 b.append(s.strip()).append(";\n\n");
             }
@@ -145,6 +157,18 @@ public final class PlanCatalog {
                         + "JOIN users AS b ON a.user_id = b.user_id"));
         add(new Program("group-aggregate", "Group aggregate: one keyed state per group key.",
                 List.of(ORDERS, AGG_OUT), GROUP_AGG + "GROUP BY user_id"));
+        add(new Program("group-aggregate-ttl-config",
+                "The group-aggregate query compiled with table.exec.state.ttl = 5400 s (how Flink writes a TTL).",
+                List.of(ORDERS, AGG_OUT), GROUP_AGG + "GROUP BY user_id")
+                .with("table.exec.state.ttl", "5400 s"));
+        add(new Program("join-ttl-config",
+                "The join-inner query compiled with table.exec.state.ttl = 36 h; a STATE_TTL hint overrides it for one side.",
+                List.of(ORDERS, USERS, JOIN_OUT),
+                "INSERT INTO join_out\n"
+                        + "SELECT /*+ STATE_TTL('u' = '1500 ms') */ o.order_id, o.amount, u.name\n"
+                        + "FROM orders AS o\n"
+                        + "JOIN users AS u ON o.user_id = u.user_id")
+                .with("table.exec.state.ttl", "36 h"));
         add(new Program("group-aggregate-filtered",
                 "The group-aggregate query with a WHERE filter (for plan diffs).",
                 List.of(ORDERS, AGG_OUT), GROUP_AGG + "WHERE amount > 10\nGROUP BY user_id"));
@@ -359,6 +383,7 @@ public final class PlanCatalog {
     /** A fresh streaming TableEnvironment with the program's tables created. */
     static TableEnvironment environmentFor(Program p) {
         TableEnvironment tEnv = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+        p.config.forEach((k, v) -> tEnv.getConfig().set(k, v));
         for (String s : p.ddl) {
             tEnv.executeSql(s);
         }
