@@ -643,3 +643,104 @@ func TestUIDPatternMatchesFlinkSavepoint(t *testing.T) {
 		}
 	}
 }
+
+// checkInvariants holds for every diff: each node of either plan appears exactly once, the
+// counts add up, and the overall verdict is the worst node verdict (or compatible for a bare
+// flinkVersion change).
+func checkInvariants(t *testing.T, name string, oldp, newp *Plan, r *DiffReport) {
+	t.Helper()
+	seenOld, seenNew := map[int]int{}, map[int]int{}
+	worst := Identical
+	for _, d := range r.Nodes {
+		if d.Old != nil {
+			seenOld[d.Old.ID]++
+		}
+		if d.New != nil {
+			seenNew[d.New.ID]++
+		}
+		switch {
+		case d.Status == "added" && (d.Old != nil || d.New == nil || d.Match != nil),
+			d.Status == "removed" && (d.New != nil || d.Old == nil || d.Match != nil),
+			(d.Status == "changed" || d.Status == "unchanged") && (d.Old == nil || d.New == nil || d.Match == nil):
+			t.Errorf("%s: inconsistent node entry %+v", name, d)
+		}
+		if d.Status == "unchanged" && (d.Verdict != Identical || len(d.Changes)+len(d.Edges) != 0) {
+			t.Errorf("%s: unchanged node %d with verdict %s", name, d.New.ID, d.Verdict)
+		}
+		if d.Match != nil && (d.Match.Confidence < MinConfidence || d.Match.Confidence > 1) {
+			t.Errorf("%s: confidence %v", name, d.Match.Confidence)
+		}
+		worst = max(worst, d.Verdict)
+	}
+	for _, n := range oldp.Nodes {
+		if seenOld[n.ID] != 1 {
+			t.Errorf("%s: OLD node %d listed %d times", name, n.ID, seenOld[n.ID])
+		}
+	}
+	for _, n := range newp.Nodes {
+		if seenNew[n.ID] != 1 {
+			t.Errorf("%s: NEW node %d listed %d times", name, n.ID, seenNew[n.ID])
+		}
+	}
+	c := r.Counts
+	if c.Matched+c.Added != len(newp.Nodes) || c.Matched+c.Removed != len(oldp.Nodes) || c.MatchedByID+c.MatchedByStructure != c.Matched {
+		t.Errorf("%s: counts %+v for %d -> %d nodes", name, c, len(oldp.Nodes), len(newp.Nodes))
+	}
+	if r.FlinkVersion != nil && worst < Compatible {
+		worst = Compatible
+	}
+	if r.Verdict != worst {
+		t.Errorf("%s: verdict %s, worst node verdict %s", name, r.Verdict, worst)
+	}
+	if r.Verdict != Identical && r.Reason == "" {
+		t.Errorf("%s: verdict %s without a reason", name, r.Verdict)
+	}
+}
+
+// Every ordered pair of oracle plans, and every pair of corpus plans of the same exec node
+// type directory: the diff holds its invariants whatever the two queries are.
+func TestDiffAllPairsInvariants(t *testing.T) {
+	files := diffPlanFiles(t)
+	plans := map[string]*Plan{}
+	for _, f := range files {
+		plans[f] = loadPlan(t, f)
+	}
+	n := 0
+	for _, a := range files {
+		for _, b := range files {
+			if filepath.Dir(a) != filepath.Dir(b) {
+				continue
+			}
+			r := Diff(plans[a], plans[b])
+			checkInvariants(t, filepath.Base(a)+" -> "+filepath.Base(b), plans[a], plans[b], r)
+			n++
+		}
+	}
+	t.Logf("%d pairs", n)
+}
+
+// FuzzDiff: no input pair makes Diff, the renderers or the unified diff panic, and the
+// invariants hold for anything Parse accepts.
+func FuzzDiff(f *testing.F) {
+	for _, name := range []string{"group-aggregate", "group-aggregate-filtered", "join-inner", "join-inner-other-key"} {
+		if data, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "plans", name+".json")); err == nil {
+			f.Add(data, data)
+		}
+	}
+	f.Add([]byte(`{"nodes":[{"id":1,"type":"a_1"},{"id":1,"type":"b"}],"edges":[{"source":1,"target":1},{"source":1,"target":9}]}`),
+		[]byte(`{"nodes":[{"id":2,"type":"a_2","state":[{"index":0,"ttl":"1 d","name":"s"}]}],"edges":[{"source":2,"target":2}]}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		oldp, err1 := Parse("a", a)
+		newp, err2 := Parse("b", b)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		r := Diff(oldp, newp)
+		if !hasCode(oldp.Problems, "duplicate-node-id") && !hasCode(newp.Problems, "duplicate-node-id") {
+			checkInvariants(t, "fuzz", oldp, newp, r)
+		}
+		DOT(newp, newp.Validate().Findings)
+		Mermaid(oldp, oldp.Validate().Findings)
+		UnifiedDiff("a", "b", a, b, 3)
+	})
+}
