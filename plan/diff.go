@@ -465,11 +465,15 @@ func edgeText(e EdgeChange) string {
 // summarize sets the overall verdict, reason, counts and summary line.
 func summarize(r *DiffReport) {
 	c := &r.Counts
-	var statefulAdded, statefulRemoved, statefulRenum, statefulChanged, statelessAdded, statelessRemoved, statelessChanged int
+	var statefulAdded, statefulRemoved, statefulRenum, sourceRenum, sourceChanged, statefulChanged, statelessAdded, statelessRemoved, statelessChanged int
+	reasonFromSource := false
 	for i := range r.Nodes {
 		d := &r.Nodes[i]
-		if d.Verdict > r.Verdict {
+		// The reason is the first node with the worst verdict, preferring an operator with
+		// keyed state over a source (whose state depends on the connector).
+		if d.Verdict > r.Verdict || d.Verdict == r.Verdict && reasonFromSource && d.State != stateSource && d.State != stateStateless {
 			r.Verdict, r.Reason = d.Verdict, d.Reason
+			reasonFromSource = d.State == stateSource
 		}
 		switch d.Status {
 		case "added":
@@ -506,14 +510,16 @@ func summarize(r *DiffReport) {
 				c.TTLChanges++
 			}
 		}
+		// A node is counted once: changed (beyond its TTL) wins over renumbered.
 		switch {
-		case d.Stateful() && d.UIDChanged:
-			statefulRenum++
-			if d.Verdict > UIDRemap || hasNonTTLChange(d) {
-				statefulChanged++
-			}
+		case d.State == stateSource && d.UIDChanged:
+			sourceRenum++
+		case d.State == stateSource && (hasNonTTLChange(d) || len(d.Edges) > 0):
+			sourceChanged++
 		case d.Stateful() && hasNonTTLChange(d):
 			statefulChanged++
+		case d.Stateful() && d.UIDChanged:
+			statefulRenum++
 		case !d.Stateful() && (hasNonTTLChange(d) || len(d.Edges) > 0):
 			statelessChanged++
 		}
@@ -538,6 +544,8 @@ func summarize(r *DiffReport) {
 	add(statefulRemoved, "stateful node removed", "stateful nodes removed")
 	add(statefulChanged, "stateful node changed", "stateful nodes changed")
 	add(statefulRenum, "stateful node renumbered", "stateful nodes renumbered")
+	add(sourceRenum, "source renumbered", "sources renumbered")
+	add(sourceChanged, "source changed", "sources changed")
 	add(statelessAdded, "stateless node added", "stateless nodes added")
 	add(statelessRemoved, "stateless node removed", "stateless nodes removed")
 	add(statelessChanged, "stateless node changed", "stateless nodes changed")

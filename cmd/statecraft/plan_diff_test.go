@@ -61,7 +61,7 @@ func TestPlanDiffSummaryFirst(t *testing.T) {
 		{"group-aggregate", "group-aggregate", "Verdict: identical — no differences in 5 nodes", nil},
 		{"group-aggregate", "group-aggregate-filtered", "Verdict: compatible — 1 stateless node changed",
 			[]string{"~ node 2  stream-exec-calc_1  [compatible: stateless]", "~ field condition: null -> "}},
-		{"join-inner", "join-inner-other-key", "Verdict: incompatible — 1 stateful node changed, 2 stateful nodes renumbered, 1 stateless node added, 2 stateless nodes changed",
+		{"join-inner", "join-inner-other-key", "Verdict: incompatible — 1 stateful node changed, 1 source renumbered, 1 stateless node added, 2 stateless nodes changed",
 			[]string{"+ node 2  stream-exec-calc_1", "~ node 6 -> 7  stream-exec-join_1  [incompatible: stateful, matched by structure",
 				"~ keys joinSpec.leftKeys: [1] -> [0]", "why: state key or distribution changed: joinSpec.leftKeys [1] -> [0]"}},
 	} {
