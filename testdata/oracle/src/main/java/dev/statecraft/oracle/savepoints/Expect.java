@@ -35,9 +35,11 @@ public final class Expect {
         return 0;
     }
 
+    /** The outermost message and the innermost cause: Flink wraps the reason in many layers. */
     static String rootMessage(Throwable e) {
-        StringBuilder sb = new StringBuilder(String.valueOf(e));
-        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) sb.append("; caused by ").append(c);
-        return sb.toString();
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+        String top = e.getMessage() != null ? e.getMessage() : e.toString();
+        return root == e ? top : top + ": " + root.getClass().getSimpleName() + ": " + root.getMessage();
     }
 }

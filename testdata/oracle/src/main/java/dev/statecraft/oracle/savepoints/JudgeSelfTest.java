@@ -19,13 +19,18 @@ import dev.statecraft.oracle.common.Json;
  * {@code judge-selftest WORKDIR [SAVEPOINT_DIR EXPECT_JSON]}: shows that judge-savepoint rejects
  * what it must. From a real fixture (default ../savepoints/types-hashmap, relative to the oracle
  * directory) it writes, with the State Processor API, savepoints that differ in one known way and
- * judges each against the ORIGINAL expectation. Prints case, expected and actual verdict as TSV
+ * judges each against the ORIGINAL expectation; and judges the original against an expectation
+ * that forgets one operator (unclaimed state). Prints case, expected and actual verdict as TSV
  * (reasons on stderr); exits 0 only if every case behaves.
  */
 public final class JudgeSelfTest {
     private JudgeSelfTest() {}
 
-    record Case(String name, boolean accept, String savepoint) {}
+    record Case(String name, boolean accept, String savepoint, JsonNode expectation) {
+        Case(String name, boolean accept, String savepoint) {
+            this(name, accept, savepoint, null);
+        }
+    }
 
     public static int run(String[] args) throws Exception {
         if (args.length != 1 && args.length != 3) {
@@ -60,14 +65,26 @@ public final class JudgeSelfTest {
         cases.add(new Case("max-parallelism-" + maxPar, false,
                 rewrite(orig, exp, work.resolve("max-parallelism-" + maxPar), rescaledOp, rescaledOp, maxPar)));
 
+        // The original savepoint judged against an expectation that forgets one operator: the
+        // savepoint then holds state nobody claims, which the restore must refuse.
+        ObjectNode forgetful = exp.deepCopy();
+        org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode kept = Json.arr();
+        for (JsonNode o : exp.get("operators")) if (!o.get("uidHash").equals(removedOp.get("uidHash"))) kept.add(o);
+        forgetful.set("operators", kept);
+        org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode rows = Json.arr();
+        for (JsonNode r : exp.get("metadata")) if (!r.get("operatorUidHash").equals(removedOp.get("uidHash"))) rows.add(r);
+        forgetful.set("metadata", rows);
+        cases.add(new Case("unclaimed-operator", false, orig.toString(), forgetful));
+
         boolean ok = true;
         System.out.println("case\texpected\tactual");
         for (Case c : cases) {
             // The whole judge, then each half alone: the restore half must catch every case on
             // its own too, not only rely on the State Processor API half running first.
-            ok &= report(c.name(), c.accept(), SavepointJudge.judge(c.savepoint(), exp));
-            ok &= report(c.name() + "/read", c.accept(), SavepointJudge.judgeRead(c.savepoint(), exp));
-            ok &= report(c.name() + "/restore", c.accept(), SavepointJudge.judgeRestore(c.savepoint(), exp));
+            JsonNode e = c.expectation() != null ? c.expectation() : exp;
+            ok &= report(c.name(), c.accept(), SavepointJudge.judge(c.savepoint(), e));
+            ok &= report(c.name() + "/read", c.accept(), SavepointJudge.judgeRead(c.savepoint(), e));
+            ok &= report(c.name() + "/restore", c.accept(), SavepointJudge.judgeRestore(c.savepoint(), e));
         }
         return ok ? 0 : 1;
     }
