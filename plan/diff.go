@@ -8,67 +8,6 @@ import (
 	"strings"
 )
 
-// # Plan diff
-//
-// Diff compares two compiled plans the way a user needs before a query change or a Flink
-// upgrade: which exec nodes correspond, what changed in each, and whether a savepoint taken
-// from a job running OLD still maps onto NEW.
-//
-// Flink restores an operator's state by its UID. For a plan the UID comes from
-// table.exec.uid.format (default "<id>_<transformation>", overridable per node in the node's
-// "configuration"), so a node keeps its state only when it keeps the id the format uses.
-//
-// Matching runs in two phases over NEW in topological order:
-//
-//  1. by id: a NEW node and the OLD node with the same id correspond when they have the same
-//     exec node name (type without version) and every input k comes from the node that input k
-//     came from in OLD, itself matched by id (for sources: the same table, or the same
-//     description when there is no table). A recompiled plan of a changed query shifts ids
-//     after the first inserted or removed node, and this check stops matching there instead of
-//     pairing unrelated nodes that happen to share an id.
-//  2. by structure: each remaining NEW node is scored against unmatched OLD nodes of the same
-//     exec node name near the images of its inputs (sources: the same table). The score
-//     (0..1, the reported confidence) weighs matched inputs (0.5; an input fed by an added node
-//     counts 0.75 of its share when both sides reach the same matched ancestor), description
-//     similarity (0.35, token overlap) and equal output row type (0.15). The best candidate
-//     at or above MinConfidence wins.
-//
-// # JSON schema (`statecraft plan diff --json`, schema 1)
-//
-//	{
-//	  "schema": 1,
-//	  "old": {"file": "a.json", "flinkVersion": "2.3", "nodes": 8, "edges": 7},
-//	  "new": {...same...},
-//	  "verdict": "identical" | "ttl-only" | "compatible" | "uid-remap" | "incompatible",
-//	  "reason": "one line: why the verdict",
-//	  "summary": "2 stateful nodes renumbered, TTL changed on 1 state",
-//	  "counts": {"matched": 8, "matchedById": 3, "matchedByStructure": 5, "added": 0, "removed": 0,
-//	             "changed": 1, "renumbered": 5, "statefulChanged": 1, "ttlChanges": 1},
-//	  "flinkVersion": {"old": "1.19", "new": "2.4"},          // only when it differs
-//	  "nodes": [                                              // NEW file order, then removed nodes
-//	    {"status": "unchanged" | "changed" | "added" | "removed",
-//	     "old": {"id": 6, "type": "stream-exec-join_1", "description": "...", "uid": "6_<transformation>"},
-//	     "new": {...same..., absent for removed},              // "old" is absent for added
-//	     "match": {"by": "id" | "structure", "confidence": 0.93},
-//	     "state": "stateless" | "ttl" | "stateful-no-ttl" | "source",
-//	     "verdict": "...", "reason": "one line",
-//	     "renumbered": true, "uidChanged": true,
-//	     "changes": [{"kind": "keys", "path": "joinSpec.leftKeys", "old": "[1]", "new": "[0]",
-//	                  "detail": "...", "oldMillis": 0, "newMillis": 3600000}],
-//	     "edges": [{"change": "added" | "removed" | "changed",
-//	                "old": {"source": 2, "target": 3, "input": 0, "shuffle": "FORWARD", "mode": "PIPELINED"},
-//	                "new": {...}}]}
-//	  ]
-//	}
-//
-// Change kinds: "type" (exec node name), "version" ("_1" to "_2"), "output-type" and
-// "input-type" (row types, detail names columns added/removed/retyped/reordered), "keys"
-// (hash distribution, grouping, join, upsert, unique, partition keys), "changelog"
-// (inputChangelogMode, generateUpdateBefore, needRetraction, ...), "config" (one
-// "configuration" option), "ttl" (state TTL by value; oldMillis/newMillis, 0 = never),
-// "state" (state entry added, removed or renamed), "uid-format", "description" and "field"
-// (any other member of the node). Fields with no value are omitted; arrays are never null.
-
 // Verdict orders how much a plan change endangers a savepoint.
 type Verdict int
 
@@ -119,7 +58,48 @@ func ParseVerdict(s string) (Verdict, error) {
 // MinConfidence is the lowest structural score accepted as a match.
 const MinConfidence = 0.45
 
-// DiffReport is the result of Diff; its JSON form is the schema documented above.
+// DiffReport is the result of Diff and, as JSON, the output of `statecraft plan diff --json`
+// (schema 1; fields are only added, never renamed, within a schema number):
+//
+//	{
+//	  "schema": 1,
+//	  "old": {"file": "a.json", "flinkVersion": "2.3", "nodes": 8, "edges": 7},
+//	  "new": {...same...},
+//	  "verdict": "identical" | "ttl-only" | "compatible" | "uid-remap" | "incompatible",
+//	  "reason": "one line: why the verdict",
+//	  "summary": "2 stateful nodes renumbered, TTL changed on 1 state",
+//	  "counts": {"matched": 8, "matchedById": 3, "matchedByStructure": 5, "added": 0, "removed": 0,
+//	             "changed": 1, "renumbered": 5, "statefulChanged": 1, "ttlChanges": 1},
+//	  "flinkVersion": {"old": "1.19", "new": "2.4"},          // only when it differs
+//	  "nodes": [                                              // NEW file order, then removed nodes
+//	    {"status": "unchanged" | "changed" | "added" | "removed",
+//	     "old": {"id": 6, "type": "stream-exec-join_1", "description": "...", "uid": "6_<transformation>"},
+//	     "new": {...same..., absent for removed},              // "old" is absent for added
+//	     "match": {"by": "id" | "structure", "confidence": 0.93},
+//	     "state": "stateless" | "ttl" | "stateful-no-ttl" | "source",
+//	     "verdict": "...", "reason": "one line",
+//	     "renumbered": true, "uidChanged": true,
+//	     "changes": [{"kind": "keys", "path": "joinSpec.leftKeys", "old": "[1]", "new": "[0]",
+//	                  "detail": "...", "oldMillis": 0, "newMillis": 3600000}],
+//	     "edges": [{"change": "added" | "removed" | "changed",
+//	                "old": {"source": 2, "target": 3, "input": 0, "shuffle": "FORWARD", "mode": "PIPELINED"},
+//	                "new": {...}}]}
+//	  ]
+//	}
+//
+// Change kinds: "type" (exec node name), "version" ("_1" to "_2"), "output-type" and
+// "input-type" (row types, detail names columns added/removed/retyped/reordered), "keys"
+// (hash distribution, grouping, join, upsert, unique, partition keys), "changelog"
+// (inputChangelogMode, generateUpdateBefore, needRetraction, ...), "config" (one
+// "configuration" option), "ttl" (state TTL by value; oldMillis/newMillis, 0 = never),
+// "state" (state entry added, removed or renamed), "uid-format", "description" and "field"
+// (any other member of the node). Fields with no value are omitted; arrays are never null.
+//
+// State kinds: "ttl" keeps keyed state with a per-operator TTL (a "state" array),
+// "stateful-no-ttl" keeps state without one (window operators, interval joins, ...),
+// "source" is a table source scan (its operator keeps split/offset state under its UID if the
+// connector has any), "stateless" keeps none. A node's verdict is one of Verdict's values, for
+// that node alone; the top-level verdict is the worst of them.
 type DiffReport struct {
 	Schema       int           `json:"schema"`
 	Old          PlanInfo      `json:"old"`
@@ -244,8 +224,31 @@ func stateKind(n *Node) string {
 	return stateStateless
 }
 
-// Diff compares OLD with NEW. It never fails: plans with structural problems are compared
-// as far as they can be read (run Validate for those).
+// Diff compares two compiled plans the way a user needs before a query change or a Flink
+// upgrade: which exec nodes correspond, what changed in each, and whether a savepoint taken
+// from a job running OLD still maps onto NEW.
+//
+// Flink restores an operator's state by its UID. For a plan the UID comes from
+// table.exec.uid.format (default "<id>_<transformation>", overridable per node in the node's
+// "configuration"), so a node keeps its state only when it keeps the id the format uses.
+//
+// Matching runs in two phases over NEW in topological order:
+//
+//  1. by id: a NEW node and the OLD node with the same id correspond when they have the same
+//     exec node name (type without version) and every input k comes from the node that input k
+//     came from in OLD, itself matched by id (for sources: the same table, or the same
+//     description when there is no table). A recompiled plan of a changed query shifts ids
+//     after the first inserted or removed node, and this check stops matching there instead of
+//     pairing unrelated nodes that happen to share an id.
+//  2. by structure: each remaining NEW node is scored against unmatched OLD nodes of the same
+//     exec node name near the images of its inputs (sources: the same table). The score
+//     (0..1, the reported confidence) weighs matched inputs (0.5; an input fed by an added node
+//     counts 0.75 of its share when both sides reach the same matched ancestor), description
+//     similarity (0.35, token overlap) and equal output row type (0.15). The best candidate
+//     at or above MinConfidence wins.
+//
+// Diff never fails: plans with structural problems are compared as far as they can be read
+// (run Validate for those).
 func Diff(oldp, newp *Plan) *DiffReport {
 	m := newMatcher(oldp, newp)
 	m.run()
