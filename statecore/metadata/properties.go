@@ -295,6 +295,11 @@ func (d *javaDecoder) classData(o *javaObject, c *javaClass) {
 	r := d.r
 	var chain []*javaClass
 	for k := c; k != nil; k = k.super {
+		// A reference can make a class its own ancestor; Java would recurse forever.
+		if len(chain) == maxJavaNesting {
+			r.Failf("properties", "class %s: superclass chain longer than %d (a cycle?)", c.name, maxJavaNesting)
+			return
+		}
 		chain = append(chain, k)
 	}
 	for i := len(chain) - 1; i >= 0 && r.Err() == nil; i-- {
