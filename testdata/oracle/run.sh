@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
 # Run one oracle command with real Flink: testdata/oracle/run.sh COMMAND [ARGS...]
 # Maven resolves Flink once (into ~/.m2); javac compiles the oracle; java runs it.
-# Compiles are serialised with flock so concurrent callers do not trip over each other.
+# Relative paths in ARGS are taken from the caller's directory.
+#
+# Compiled classes live in a directory named after a hash of the sources, built under a temporary
+# name and renamed into place, so a run that is still going keeps its classes while another caller
+# compiles a newer version; flock serialises the compiles.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cd "$here"
 flink_version="${FLINK_VERSION:-2.3.0}"
 target="$here/target/flink-$flink_version"
 mkdir -p "$target"
 exec 9>"$target/.lock"
 flock 9
-if [ ! -s "$target/classpath.txt" ] || [ pom.xml -nt "$target/classpath.txt" ]; then
-  mvn -B -q -Dflink.version="$flink_version" dependency:resolve dependency:build-classpath \
+if [ ! -s "$target/classpath.txt" ] || [ "$here/pom.xml" -nt "$target/classpath.txt" ]; then
+  mvn -B -q -f "$here/pom.xml" -Dflink.version="$flink_version" dependency:resolve dependency:build-classpath \
     -Dmdep.outputFile="$target/classpath.txt" >&2
 fi
 cp="$(cat "$target/classpath.txt")"
-stamp="$target/classes/.stamp"
-if [ ! -f "$stamp" ] || [ -n "$(find src -newer "$stamp" -type f | head -1)" ]; then
-  rm -rf "$target/classes"
-  mkdir -p "$target/classes"
-  find src/main/java -name '*.java' > "$target/sources.txt"
-  javac -nowarn -encoding UTF-8 --release 17 -cp "$cp" -d "$target/classes" @"$target/sources.txt" >&2
-  if [ -d src/main/resources ]; then cp -r src/main/resources/. "$target/classes/"; fi
-  touch "$stamp"
+hash="$(cd "$here" && find src -type f -print0 | sort -z | xargs -0 sha1sum | sha1sum | cut -c1-12)"
+classes="$target/classes-$hash"
+if [ ! -d "$classes" ]; then
+  tmp="$target/.classes-tmp-$$"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  (cd "$here" && find src/main/java -name '*.java') | sed "s|^|$here/|" > "$tmp.sources"
+  javac -nowarn -encoding UTF-8 --release 17 -cp "$cp" -d "$tmp" @"$tmp.sources" >&2
+  if [ -d "$here/src/main/resources" ]; then cp -r "$here/src/main/resources/." "$tmp/"; fi
+  rm -f "$tmp.sources"
+  mv "$tmp" "$classes"
+  # Old builds go once nobody can still be running them.
+  find "$target" -maxdepth 1 -name 'classes-*' ! -name "classes-$hash" -mmin +120 -exec rm -rf {} + 2>/dev/null || true
 fi
 flock -u 9
 exec java -Xmx2g -XX:+UseSerialGC \
@@ -38,4 +46,4 @@ exec java -Xmx2g -XX:+UseSerialGC \
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
   --add-opens=java.base/java.text=ALL-UNNAMED \
   --add-opens=java.sql/java.sql=ALL-UNNAMED \
-  -cp "$target/classes:$cp" dev.statecraft.oracle.Main "$@"
+  -cp "$classes:$cp" dev.statecraft.oracle.Main "$@"
