@@ -5,7 +5,7 @@ FLINK_VERSION ?= 2.3.0
 ORACLE := testdata/oracle/run.sh
 export FLINK_VERSION
 
-.PHONY: all build check fmt-check vet test oracle-check fixtures bench demo clean
+.PHONY: all build check fmt-check vet test oracle-check fixtures bench demo clean fuzz fuzz-brief
 
 all: build
 
@@ -14,7 +14,7 @@ build:
 
 # Everything a change must pass: formatting, vet, unit tests (no JVM), then the oracle conformance
 # run in which real Flink judges what statecraft writes.
-check: fmt-check vet test oracle-check
+check: fmt-check vet test fuzz-brief oracle-check
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
@@ -35,6 +35,21 @@ oracle-check:
 	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
 	if [ -f testdata/oracle/src/main/java/dev/statecraft/oracle/savepoints/JudgeSelfTest.java ]; then \
 	  $(ORACLE) judge-selftest "$$tmp"; fi
+
+# Fuzz targets (package:Target), see FUZZING.md. `make fuzz` runs each for FUZZTIME (one worker
+# each, one after the other: the machine is shared); `make check` runs each for FUZZTIME_BRIEF so
+# that a regression of a past finding shows in CI.
+FUZZ_TARGETS := ./ttl:FuzzParseFlink ./ttl:FuzzParseInput ./plan:FuzzPlanTTLEdit \
+	./statecore/metadata:FuzzDecode ./statecore/keyed:FuzzKeyedStream \
+	./statecore/opstate:FuzzOperatorState ./migrate:FuzzParseScript
+FUZZTIME ?= 10m
+FUZZTIME_BRIEF ?= 2s
+FUZZ_PARALLEL ?= 1
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do echo "fuzz $${t} for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZ_PARALLEL) "$${t%%:*}"; done
+fuzz-brief:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_BRIEF)
 
 # Regenerate every fixture with real Flink (needs Java 17 and Maven; downloads Flink once).
 fixtures:
