@@ -229,3 +229,14 @@ func TestErrorPosition(t *testing.T) {
 		t.Fatal("no cut fell in the offsets")
 	}
 }
+
+// TestPropertiesSelfAncestor: a class descriptor whose superclass is a reference to itself is
+// refused (a naive reader loops forever on it).
+func TestPropertiesSelfAncestor(t *testing.T) {
+	tail := []byte{0xAC, 0xED, 0x00, 0x05, 0x73, 0x72, 0x00, 0x01, 'A', 0, 0, 0, 0, 0, 0, 0, 1, 0x02, 0x00, 0x00, 0x78,
+		0x71, 0x00, 0x7E, 0x00, 0x00}
+	m := &Metadata{Version: 6, Tail: tail}
+	if _, err := m.ParseProperties("cycle"); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("err = %v, want a cycle error", err)
+	}
+}
