@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -260,14 +261,16 @@ func Diff(oldp, newp *Plan) *DiffReport {
 	if oldp.FlinkVersion != newp.FlinkVersion {
 		r.FlinkVersion = &StringChange{Old: oldp.FlinkVersion, New: newp.FlinkVersion}
 	}
-	idx := map[*Node]int{} // node (either side) -> index in r.Nodes
+	idx := make(map[*Node]int, len(oldp.Nodes)+len(newp.Nodes)) // node (either side) -> index in r.Nodes
+	oldFmt := bytes.Contains(oldp.Raw, []byte(optUIDFormat))
+	newFmt := bytes.Contains(newp.Raw, []byte(optUIDFormat))
 	for _, n := range newp.Nodes {
 		if newp.byID[n.ID] != n {
 			continue // duplicate id: Flink refuses the plan; Validate reports it
 		}
-		d := NodeDiff{New: refNode(n), newNode: n, State: stateKind(n), Changes: []FieldChange{}, Edges: []EdgeChange{}}
+		d := NodeDiff{New: refNode(n, newFmt), newNode: n, State: stateKind(n), Changes: []FieldChange{}, Edges: []EdgeChange{}}
 		if o := m.n2o[n]; o != nil {
-			d.Old, d.oldNode = refNode(o), o
+			d.Old, d.oldNode = refNode(o, oldFmt), o
 			d.Match = &Match{By: m.by[n], Confidence: round2(m.conf[n])}
 			if k := stateKind(o); k != stateStateless && d.State == stateStateless {
 				d.State = k
@@ -285,7 +288,7 @@ func Diff(oldp, newp *Plan) *DiffReport {
 			continue
 		}
 		idx[o] = len(r.Nodes)
-		r.Nodes = append(r.Nodes, NodeDiff{Status: "removed", Old: refNode(o), oldNode: o, State: stateKind(o), Changes: []FieldChange{}, Edges: []EdgeChange{}})
+		r.Nodes = append(r.Nodes, NodeDiff{Status: "removed", Old: refNode(o, oldFmt), oldNode: o, State: stateKind(o), Changes: []FieldChange{}, Edges: []EdgeChange{}})
 	}
 	m.diffEdges(r, idx)
 	for i := range r.Nodes {
@@ -295,8 +298,14 @@ func Diff(oldp, newp *Plan) *DiffReport {
 	return r
 }
 
-func refNode(n *Node) *NodeRef {
-	return &NodeRef{ID: n.ID, Type: n.Type, Description: n.Description, UID: uidPattern(n)}
+// refNode names a node; perNodeFormat says whether its plan sets table.exec.uid.format
+// anywhere (when not, every UID has the default form and no node needs parsing).
+func refNode(n *Node, perNodeFormat bool) *NodeRef {
+	uid := strconv.Itoa(n.ID) + "_<transformation>"
+	if perNodeFormat {
+		uid = uidPattern(n)
+	}
+	return &NodeRef{ID: n.ID, Type: n.Type, Description: n.Description, UID: uid}
 }
 
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
@@ -305,16 +314,16 @@ func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
 // too).
 const DefaultUIDFormat = "<id>_<transformation>"
 
+// optUIDFormat is the option a node's "configuration" may set to its own UID format.
+const optUIDFormat = "table.exec.uid.format"
+
 // uidPattern is the UID Flink derives for the node's transformations, with <transformation>
 // left as a placeholder (the plan does not name them): the node's own
 // "configuration"."table.exec.uid.format" wins over the default, as in ExecNodeConfig. The
 // substitution is a single left-to-right pass, like commons-lang3 replaceEach.
 func uidPattern(n *Node) string {
-	if !strings.Contains(n.Raw, "table.exec.uid.format") {
-		return strconv.Itoa(n.ID) + "_<transformation>" // the default, without parsing the node
-	}
 	format := DefaultUIDFormat
-	if v := nodeMember(n, "configuration").Get(escapeGJSON("table.exec.uid.format")); v.Exists() {
+	if v := nodeMember(n, "configuration").Get(escapeGJSON(optUIDFormat)); v.Exists() {
 		format = v.String()
 	}
 	var b strings.Builder

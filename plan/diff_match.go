@@ -22,8 +22,9 @@ type matcher struct {
 }
 
 func newMatcher(oldp, newp *Plan) *matcher {
+	size := min(len(oldp.Nodes), len(newp.Nodes))
 	m := &matcher{old: oldp, new: newp,
-		n2o: map[*Node]*Node{}, o2n: map[*Node]*Node{}, by: map[*Node]string{}, conf: map[*Node]float64{},
+		n2o: make(map[*Node]*Node, size), o2n: make(map[*Node]*Node, size), by: make(map[*Node]string, size), conf: make(map[*Node]float64, size),
 		oldByName: map[string][]*Node{}, oldBySource: map[string][]*Node{},
 		tokens: map[*Node]map[string]int{}, outType: map[*Node]string{}, srcKey: map[*Node]string{},
 	}
