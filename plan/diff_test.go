@@ -744,3 +744,73 @@ func FuzzDiff(f *testing.F) {
 		UnifiedDiff("a", "b", a, b, 3)
 	})
 }
+
+// One edit at a time to a real plan (the oracle's group-aggregate: source 1, calc 2,
+// exchange 3, aggregate 4, sink 5): each member a user can change lands in the right kind,
+// on the right node, with the verdict the node's state dictates.
+func TestDiffChangeKinds(t *testing.T) {
+	base := oraclePlan(t, "group-aggregate")
+	for _, tc := range []struct {
+		name    string
+		path    string // sjson path in the plan
+		raw     string // new raw JSON value; "" deletes the member
+		node    int
+		kind    string
+		verdict Verdict
+	}{
+		{"agg config", `nodes.3.configuration.table\.exec\.mini-batch\.size`, `"1000"`, 4, "config", Incompatible},
+		{"agg new option", `nodes.3.configuration.table\.exec\.state\.ttl`, `"1 h"`, 4, "config", Incompatible},
+		{"sink config", `nodes.4.configuration.table\.exec\.sink\.not-null-enforcer`, `"DROP"`, 5, "config", Compatible},
+		{"agg changelog", "nodes.3.generateUpdateBefore", "true", 4, "changelog", Incompatible},
+		{"sink changelog", "nodes.4.inputChangelogMode", `["INSERT","UPDATE_BEFORE","UPDATE_AFTER","DELETE"]`, 5, "changelog", Compatible},
+		{"agg grouping", "nodes.3.grouping", "[0, 1]", 4, "keys", Incompatible},
+		{"sink upsert key", "nodes.4.inputUpsertKey", "[1]", 5, "keys", Compatible},
+		{"hash keys", "nodes.2.inputProperties.0.requiredDistribution.keys", "[1]", 3, "keys", Compatible},
+		{"agg call", "nodes.3.aggCalls.1.distinct", "true", 4, "field", Incompatible},
+		{"agg version", "nodes.3.type", `"stream-exec-group-aggregate_2"`, 4, "version", Incompatible},
+		{"calc version", "nodes.1.type", `"stream-exec-calc_2"`, 2, "version", Compatible},
+		{"agg output type", "nodes.3.outputType", "\"ROW<`user_id` BIGINT, `cnt` BIGINT NOT NULL, `total` BIGINT>\"", 4, "output-type", Incompatible},
+		{"agg state name", "nodes.3.state.0.name", `"otherState"`, 4, "state", Incompatible},
+		{"agg uid format", `nodes.3.configuration.table\.exec\.uid\.format`, `"agg_<transformation>"`, 4, "uid-format", UIDRemap},
+		{"sink uid format", `nodes.4.configuration.table\.exec\.uid\.format`, `"<id>_<transformation>"`, 5, "uid-format", Identical},
+		{"calc description", "nodes.1.description", `"Calc(select=[user_id, amount]) "`, 2, "description", Compatible},
+		{"edge shuffle", "edges.1.shuffle.type", `"HASH"`, 3, "", Compatible},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out []byte
+			var err error
+			if tc.raw == "" {
+				out, err = sjson.DeleteBytes(base.Raw, tc.path)
+			} else {
+				out, err = sjson.SetRawBytes(append([]byte(nil), base.Raw...), tc.path, []byte(tc.raw))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Diff(base, reparse(t, "edited.json", out))
+			d := nodeByNewID(r, tc.node)
+			if d == nil || d.Old == nil || d.Old.ID != tc.node {
+				t.Fatalf("node %d not matched to itself: %+v", tc.node, d)
+			}
+			if tc.kind != "" {
+				found := false
+				for _, c := range d.Changes {
+					found = found || c.Kind == tc.kind
+				}
+				if !found {
+					t.Errorf("no %s change on node %d: %v", tc.kind, tc.node, kinds(d))
+				}
+			} else if len(d.Edges) != 1 || d.Edges[0].Change != "changed" || d.Edges[0].New.Shuffle != "HASH" {
+				t.Errorf("edge change on node %d: %+v", tc.node, d.Edges)
+			}
+			if d.Verdict != tc.verdict || r.Verdict != tc.verdict {
+				t.Errorf("node verdict %s, overall %s (%s), want %s", d.Verdict, r.Verdict, r.Reason, tc.verdict)
+			}
+			for _, other := range r.Nodes {
+				if other.New.ID != tc.node && other.Status != "unchanged" && tc.kind != "output-type" {
+					t.Errorf("node %d also listed: %v %v", other.New.ID, kinds(&other), other.Edges)
+				}
+			}
+		})
+	}
+}
