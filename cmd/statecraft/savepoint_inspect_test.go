@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,5 +260,95 @@ func writeBigMetadata(b testing.TB, dir string, nOps, par int) {
 	defer f.Close()
 	if err := metadata.Encode(f, m); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// TestInspectStatesMatchFlink: the states inspect lists for each operator are the ones the
+// oracle's jobs declared and Flink's State Processor API read back: operator states (name and
+// distribution mode, from _metadata) always, keyed states (name, kind, key/value/user-key types,
+// TTL) when the keyed-state reader is wired in.
+func TestInspectStatesMatchFlink(t *testing.T) {
+	type expState struct {
+		Name        string  `json:"name"`
+		Kind        string  `json:"kind"`
+		Mode        string  `json:"mode"`
+		KeyType     *string `json:"keyType"`
+		ValueType   string  `json:"valueType"`
+		UserKeyType *string `json:"userKeyType"`
+		TTL         bool    `json:"ttl"`
+	}
+	type expOp struct {
+		UIDHash        string     `json:"uidHash"`
+		KeyedStates    []expState `json:"keyedStates"`
+		OperatorStates []expState `json:"operatorStates"`
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	// Type names are compared loosely: spacing, packages and RowData field lists are the keyed
+	// reader's formatting (its own tests hold it to the oracle's names).
+	typ := func(s string) string {
+		s = strings.ReplaceAll(s, " ", "")
+		if strings.HasPrefix(s, "RowData") {
+			return "RowData"
+		}
+		if i := strings.LastIndexByte(s, '.'); i >= 0 && !strings.ContainsAny(s, "<>") {
+			s = s[i+1:]
+		}
+		return s
+	}
+	for dir, exp := range savepointFixtures(t) {
+		data, err := os.ReadFile(exp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Format    string  `json:"format"`
+			Operators []expOp `json:"operators"`
+		}
+		if err := json.Unmarshal(data, &e); err != nil {
+			t.Fatal(err)
+		}
+		out, err := loadInspect(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byHash := map[string]inspectOperator{}
+		for _, op := range out.Operators {
+			byHash[op.OperatorUIDHash] = op
+		}
+		for _, eo := range e.Operators {
+			op, ok := byHash[eo.UIDHash]
+			if !ok {
+				t.Errorf("%s: no operator %s", dir, eo.UIDHash)
+				continue
+			}
+			var want, got []string
+			for _, s := range eo.OperatorStates {
+				want = append(want, s.Name+" "+s.Mode)
+			}
+			keyed := inspectKeyedStates != nil && e.Format == "canonical"
+			if keyed {
+				for _, s := range eo.KeyedStates {
+					want = append(want, fmt.Sprintf("%s %s key=%s value=%s userKey=%s ttl=%v", s.Name, s.Kind, typ(str(s.KeyType)), typ(s.ValueType), typ(str(s.UserKeyType)), s.TTL))
+				}
+			}
+			for _, s := range op.States {
+				switch {
+				case s.Kind == "split" || s.Kind == "union" || s.Kind == "broadcast":
+					got = append(got, s.Name+" "+s.Kind)
+				case keyed && !strings.HasPrefix(s.Kind, "timer"):
+					got = append(got, fmt.Sprintf("%s %s key=%s value=%s userKey=%s ttl=%v", s.Name, s.Kind, typ(s.KeyType), typ(s.ValueType), typ(s.UserKeyType), s.TTL))
+				}
+			}
+			sort.Strings(want)
+			sort.Strings(got)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s operator %s states:\n got %q\nwant %q", dir, eo.UIDHash, got, want)
+			}
+		}
 	}
 }
