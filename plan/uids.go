@@ -313,7 +313,7 @@ func transformationsOf(n *Node, cfg map[string]string) (rules []uidRule, known b
 	case "stream-exec-sink":
 		return sinkRules(n, raw, cfg), true, "Sink V2 connectors expand the sink transformation into writer/committer operators whose UIDs Flink derives from the sink's UID"
 	case "stream-exec-lookup-join":
-		return lookupJoinRules(raw, cfg), true, ""
+		return lookupJoinRules(raw), true, ""
 	case "stream-exec-interval-join":
 		lo := raw.Get("intervalJoinSpec.windowBounds.leftLowerBound")
 		hi := raw.Get("intervalJoinSpec.windowBounds.leftUpperBound")
@@ -426,7 +426,7 @@ func rowtimeInput(n *Node) bool {
 
 // lookupJoinRules follows StreamExecLookupJoin (2.3.0): a keyed materializing join when the
 // plan asks for upsert materialization, else the plain (sync or async) lookup join operator.
-func lookupJoinRules(raw gjson.Result, cfg map[string]string) []uidRule {
+func lookupJoinRules(raw gjson.Result) []uidRule {
 	var rules []uidRule
 	if raw.Get("preferCustomShuffle").Bool() {
 		rules = append(rules, uPartition("custom-shuffle", "only when the lookup source supports the custom shuffle the plan prefers"))
@@ -434,8 +434,9 @@ func lookupJoinRules(raw gjson.Result, cfg map[string]string) []uidRule {
 	if raw.Get("requireUpsertMaterialize").Bool() {
 		return append(rules, uPartition("partitioner", ""), uStateful("lookup-join-materialize"))
 	}
-	if raw.Get("asyncOptions").Exists() && strings.EqualFold(cfg["table.exec.async-lookup.key-ordered-enabled"], "true") {
-		return append(rules, uMaybe("lookup-join-key-ordered", "async lookup with key-ordered processing"), uMaybe("lookup-join", "when the key-ordered mode does not apply"))
+	// FunctionCallUtil.AsyncOptions is written as "asyncOptions" with an "is-key-ordered" flag.
+	if raw.Get("asyncOptions").Get(`is-key-ordered`).Bool() {
+		return append(rules, uAlways("lookup-join-key-ordered"))
 	}
 	return append(rules, uAlways("lookup-join"))
 }

@@ -254,7 +254,9 @@ func TestUIDsSpecialNodes(t *testing.T) {
 	{"id":2,"type":"stream-exec-interval-join_1","intervalJoinSpec":{"windowBounds":{"leftLowerBound":10,"leftUpperBound":-5}}},
 	{"id":3,"type":"stream-exec-union_1"},
 	{"id":4,"type":"stream-exec-legacy-sink_1"},
-	{"id":5,"type":"stream-exec-lookup-join_1","requireUpsertMaterialize":true}],"edges":[]}`)
+	{"id":5,"type":"stream-exec-lookup-join_1","requireUpsertMaterialize":true},
+	{"id":6,"type":"stream-exec-lookup-join_1","asyncOptions":{"capacity ":100,"timeout":180000,"is-key-ordered":true,"output-mode":"ORDERED"}},
+	{"id":7,"type":"stream-exec-lookup-join_1","asyncOptions":{"capacity ":100,"timeout":180000,"is-key-ordered":false,"output-mode":"ORDERED"}}],"edges":[]}`)
 	p, err := Parse("special.json", plan)
 	if err != nil {
 		t.Fatal(err)
@@ -278,5 +280,8 @@ func TestUIDsSpecialNodes(t *testing.T) {
 	}
 	if strings.Join(got[5], ",") != "partitioner=5_partitioner (partition),lookup-join-materialize=5_lookup-join-materialize (state)" {
 		t.Errorf("materializing lookup join: %q", got[5])
+	}
+	if strings.Join(got[6], ",") != "lookup-join-key-ordered=6_lookup-join-key-ordered" || strings.Join(got[7], ",") != "lookup-join=7_lookup-join" {
+		t.Errorf("async lookup joins: %q %q", got[6], got[7])
 	}
 }
