@@ -14,7 +14,7 @@ type Verdict int
 
 const (
 	Identical    Verdict = iota // nothing that Flink reads differs
-	TTLOnly                     // only state TTL values differ: the savepoint restores
+	TTLOnly                     // only state TTL values differ: the savepoint restores (a switch between never and finite needs Flink 2.2+)
 	Compatible                  // only stateless nodes (or descriptions, wiring) changed
 	UIDRemap                    // state layouts match, but stateful operators get other UIDs
 	Incompatible                // a stateful operator's state layout or key changed, or one was added or removed
@@ -391,7 +391,19 @@ func judge(d *NodeDiff) {
 	for _, c := range d.Changes {
 		switch c.Kind {
 		case "ttl":
-			raise(TTLOnly, fmt.Sprintf("only TTL changed (%s)", c.Detail))
+			// A TTL of 0 means Flink builds the state descriptor without TTL: switching between
+			// never and a finite TTL changes the stored value format (TtlValue wrapping).
+			// Flink restores across that switch only since 2.2 (TtlAwareSerializer, FLINK-37295
+			// documents it); earlier versions fail with a StateMigrationException.
+			toggled := c.OldMillis != nil && c.NewMillis != nil && (*c.OldMillis == 0) != (*c.NewMillis == 0)
+			switch before, known := versionBefore(d.newNode.owner.FlinkVersion, 2, 2); {
+			case toggled && known && before:
+				raise(Incompatible, fmt.Sprintf("TTL switched between never and finite (%s): Flink %s cannot restore such state (TTL state migration needs Flink 2.2+)", c.Detail, d.newNode.owner.FlinkVersion))
+			case toggled:
+				raise(TTLOnly, fmt.Sprintf("only TTL changed (%s; TTL switched on or off: restores on Flink 2.2+)", c.Detail))
+			default:
+				raise(TTLOnly, fmt.Sprintf("only TTL changed (%s)", c.Detail))
+			}
 		case "description":
 			cosmetic = append(cosmetic, c.Kind)
 		case "uid-format":
@@ -456,6 +468,22 @@ func judge(d *NodeDiff) {
 	default:
 		d.Status = "unchanged"
 	}
+}
+
+// versionBefore reports whether a "flinkVersion" such as "1.19" or "2.3" is before
+// major.minor; known is false when v is not of that form.
+func versionBefore(v string, major, minor int) (before, known bool) {
+	a, b, ok := strings.Cut(v, ".")
+	if !ok {
+		return false, false
+	}
+	b, _, _ = strings.Cut(b, ".")
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil {
+		return false, false
+	}
+	return x < major || x == major && y < minor, true
 }
 
 // clip cuts s to n bytes for one-line reasons.

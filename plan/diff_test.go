@@ -814,3 +814,57 @@ func TestDiffChangeKinds(t *testing.T) {
 		})
 	}
 }
+
+// Switching a TTL between never (0 ms: Flink builds the descriptor without TTL) and a finite
+// value changes how values are stored; Flink restores across the switch only since 2.2.
+// Finite to finite is a TTL-only change on any version.
+func TestDiffTTLSwitchNeedsFlink22(t *testing.T) {
+	base := oraclePlan(t, "group-aggregate")
+	s := base.States()[0]
+	if !s.TTL.IsNever() {
+		t.Fatalf("oracle plan's TTL is %s, want never", s.TTL)
+	}
+	withTTL := func(p *Plan, v ttl.TTL) []byte {
+		out, _, err := p.Apply([]Change{{Entry: p.States()[0], TTL: v}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	atVersion := func(data []byte, v string) *Plan {
+		out, err := sjson.SetBytes(append([]byte(nil), data...), "flinkVersion", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reparse(t, "v"+v+".json", out)
+	}
+	hour := withTTL(base, ttl.TTL(3600000))
+	day := withTTL(base, ttl.TTL(86400000))
+	for _, tc := range []struct {
+		name     string
+		old, new []byte
+		version  string
+		want     Verdict
+		reason   string
+	}{
+		{"never->1h on 2.3", base.Raw, hour, "2.3", TTLOnly, "restores on Flink 2.2+"},
+		{"1h->never on 2.2", hour, base.Raw, "2.2", TTLOnly, "restores on Flink 2.2+"},
+		{"never->1h on 2.1", base.Raw, hour, "2.1", Incompatible, "Flink 2.1 cannot restore"},
+		{"1h->never on 1.19", hour, base.Raw, "1.19", Incompatible, "Flink 1.19 cannot restore"},
+		{"1h->1d on 1.19", hour, day, "1.19", TTLOnly, "only TTL changed (groupAggregateState: 1h -> 1d)"},
+	} {
+		r := Diff(atVersion(tc.old, tc.version), atVersion(tc.new, tc.version))
+		if r.Verdict != tc.want || !strings.Contains(r.Reason, tc.reason) {
+			t.Errorf("%s: %s (%s), want %s and %q", tc.name, r.Verdict, r.Reason, tc.want, tc.reason)
+		}
+	}
+	for _, tc := range []struct {
+		v      string
+		before bool
+		known  bool
+	}{{"2.3", false, true}, {"2.2", false, true}, {"2.1", true, true}, {"1.19", true, true}, {"10.0", false, true}, {"", false, false}, {"x.y", false, false}, {"2.2.1", false, true}} {
+		if b, k := versionBefore(tc.v, 2, 2); b != tc.before || k != tc.known {
+			t.Errorf("versionBefore(%q, 2, 2) = %v, %v", tc.v, b, k)
+		}
+	}
+}
