@@ -31,35 +31,44 @@ func Decode(r io.Reader, name string) (*Metadata, error) {
 	return DecodeBytes(data, name)
 }
 
-// readAll is io.ReadAll that sizes its buffer once when r knows its length (files, bytes
-// readers), instead of doubling its way up.
+// MaxFileSize bounds what Decode reads. Flink keeps inline state small (at most 1 MiB per
+// handle, 20 KiB by default), so even the widest jobs' _metadata stay far below it.
+const MaxFileSize = 1 << 30
+
+// readAll is io.ReadAll bounded by MaxFileSize that sizes its buffer once when r knows its length
+// (files, bytes readers), instead of doubling its way up.
 func readAll(r io.Reader) ([]byte, error) {
-	size := -1
+	size := int64(-1)
 	switch r := r.(type) {
 	case interface{ Len() int }:
-		size = r.Len()
+		size = int64(r.Len())
 	case interface{ Stat() (fs.FileInfo, error) }:
-		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < 1<<31 {
-			size = int(fi.Size())
+		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
 		}
 	}
-	if size < 0 {
-		return io.ReadAll(r)
+	if size > MaxFileSize {
+		return nil, fmt.Errorf("%d bytes is more than a _metadata file can be (limit %d)", size, MaxFileSize)
 	}
-	buf := make([]byte, 0, size+1) // +1 so that EOF is seen without growing
+	lr := io.LimitReader(r, MaxFileSize+1)
+	var buf []byte
+	if size >= 0 {
+		buf = make([]byte, 0, size+1) // +1 so that EOF is seen without growing
+	}
 	for {
-		n, err := r.Read(buf[len(buf):cap(buf)])
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow (a reader of unknown length, or a growing file)
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if len(buf) > MaxFileSize {
+			return nil, fmt.Errorf("more than %d bytes: too large for a _metadata file", MaxFileSize)
+		}
 		if err == io.EOF {
 			return buf, nil
 		}
 		if err != nil {
-			return buf, err
-		}
-		if len(buf) == cap(buf) {
-			// The file grew while being read: fall back to growing.
-			rest, err := io.ReadAll(r)
-			return append(buf, rest...), err
+			return nil, err
 		}
 	}
 }

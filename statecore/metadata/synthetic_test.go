@@ -240,3 +240,24 @@ func TestPropertiesSelfAncestor(t *testing.T) {
 		t.Errorf("err = %v, want a cycle error", err)
 	}
 }
+
+// hugeReader claims and produces more bytes than any _metadata file has.
+type hugeReader struct{ n int64 }
+
+func (h *hugeReader) Len() int { return int(h.n) }
+func (h *hugeReader) Read(p []byte) (int, error) {
+	if h.n <= 0 {
+		return 0, io.EOF
+	}
+	n := min(int64(len(p)), h.n)
+	clear(p[:n])
+	h.n -= n
+	return int(n), nil
+}
+
+func TestDecodeTooLarge(t *testing.T) {
+	_, err := Decode(&hugeReader{n: MaxFileSize + 1}, "huge")
+	if err == nil || !strings.Contains(err.Error(), "huge") || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("err = %v, want a size refusal naming the file", err)
+	}
+}
