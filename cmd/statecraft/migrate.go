@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 
@@ -255,6 +256,9 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 	if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
 		opt.Progress = os.Stderr
 	}
+	// A soft limit makes the collector work harder before the heap outgrows what a rescale's
+	// spill budget intends (the target is < 256 MiB RSS whatever the savepoint's size).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(160 << 20))
 	rep, err := migrate.Run(src, dst, steps, opt)
 	if rep != nil && c.String("report") != "" {
 		b, jerr := json.MarshalIndent(rep, "", "  ")
