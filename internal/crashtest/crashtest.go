@@ -242,3 +242,40 @@ func WhenExists(glob string, d time.Duration) func(time.Time, <-chan struct{}) {
 		}
 	}
 }
+
+// MountTmpfs mounts a tmpfs of size bytes on a new directory of t and unmounts it when t ends.
+// It skips t (with the reason) where mounting is not permitted, e.g. when not root.
+func MountTmpfs(t testing.TB, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot mount a tmpfs to fill up (%v: %s): the disk-full test needs root", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// FailAfter is an io.Writer that accepts n bytes and then fails every write, like a disk that
+// fills up mid-file.
+type FailAfter struct {
+	N       int
+	Written int
+}
+
+// ErrFull is what FailAfter returns once its budget is spent.
+var ErrFull = fmt.Errorf("crashtest: device full (simulated)")
+
+func (w *FailAfter) Write(p []byte) (int, error) {
+	if w.Written+len(p) <= w.N {
+		w.Written += len(p)
+		return len(p), nil
+	}
+	k := w.N - w.Written
+	w.Written = w.N
+	return k, ErrFull
+}
