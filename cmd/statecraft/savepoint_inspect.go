@@ -172,7 +172,7 @@ func addKeyedStates(sp *savepoint.Savepoint, rows []inspectOperator) {
 				// on wide jobs (1,000 operators of parallelism 128 would be 128,000 file reads).
 				sample := *op
 				sample.Subtasks = []*metadata.SubtaskState{first}
-				ks, backend, err := inspectKeyedStates(sp, &sample)
+				ks, backend, err := keyedStatesSafely(sp, &sample)
 				if err != nil {
 					rows[i].StateError = err.Error()
 				}
@@ -188,6 +188,18 @@ func addKeyedStates(sp *savepoint.Savepoint, rows []inspectOperator) {
 	}
 	close(jobs)
 	wg.Wait()
+}
+
+// keyedStatesSafely calls the keyed-state reader; a panic in it (a bug: readers must return
+// errors on bad input) becomes this operator's state error instead of ending the command, so the
+// savepoint_metadata rows are still printed.
+func keyedStatesSafely(sp *savepoint.Savepoint, op *metadata.OperatorState) (states []inspectState, backend string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			states, backend, err = nil, "", fmt.Errorf("internal error reading the keyed-state header (please report): %v", p)
+		}
+	}()
+	return inspectKeyedStates(sp, op)
 }
 
 // firstKeyedSubtask is the first subtask record with managed keyed state, or nil.
