@@ -80,12 +80,15 @@ const MinConfidence = 0.45
 //	     "state": "stateless" | "ttl" | "stateful-no-ttl" | "source",
 //	     "verdict": "...", "reason": "one line",
 //	     "renumbered": true, "uidChanged": true,
+//	     "uidRenames": [{"node": 7, "transformation": "join", "old": "6_join", "new": "7_join",
+//	                     "oldHash": "32 hex", "newHash": "32 hex", "state": true}],
 //	     "changes": [{"kind": "keys", "path": "joinSpec.leftKeys", "old": "[1]", "new": "[0]",
 //	                  "detail": "...", "oldMillis": 0, "newMillis": 3600000}],
 //	     "edges": [{"change": "added" | "removed" | "changed",
 //	                "old": {"source": 2, "target": 3, "input": 0, "shuffle": "FORWARD", "mode": "PIPELINED"},
 //	                "new": {...}}]}
-//	  ]
+//	  ],
+//	  "uidRenames": [...]   // every uidRenames entry of nodes that hold state: the rename map
 //	}
 //
 // Change kinds: "type" (exec node name), "version" ("_1" to "_2"), "output-type" and
@@ -111,6 +114,9 @@ type DiffReport struct {
 	Counts       DiffCounts    `json:"counts"`
 	FlinkVersion *StringChange `json:"flinkVersion,omitempty"`
 	Nodes        []NodeDiff    `json:"nodes"`
+	// UIDRenames lists, for matched nodes that hold state, every operator UID that changes:
+	// the rename map a savepoint needs (empty when no UID changes).
+	UIDRenames []UIDRename `json:"uidRenames"`
 }
 
 // PlanInfo names one side of a diff.
@@ -151,10 +157,24 @@ type NodeDiff struct {
 	Reason     string        `json:"reason,omitempty"`
 	Renumbered bool          `json:"renumbered,omitempty"`
 	UIDChanged bool          `json:"uidChanged,omitempty"`
+	UIDRenames []UIDRename   `json:"uidRenames,omitempty"`
 	Changes    []FieldChange `json:"changes"`
 	Edges      []EdgeChange  `json:"edges"`
 
 	oldNode, newNode *Node
+	uidsKnown        bool // UIDRenames come from Plan.UIDs for both plans
+}
+
+// UIDRename is one operator whose UID differs between the plans: what a savepoint taken
+// under OLD must be renamed to for NEW to find its state.
+type UIDRename struct {
+	Node           int    `json:"node"` // NEW node id
+	Transformation string `json:"transformation"`
+	Old            string `json:"old"`
+	New            string `json:"new"`
+	OldHash        string `json:"oldHash,omitempty"` // OperatorID, 32 hex digits
+	NewHash        string `json:"newHash,omitempty"`
+	State          bool   `json:"state,omitempty"` // the operator that holds the node's state
 }
 
 // Stateful reports whether the node holds state a savepoint carries (keyed state, or a
@@ -256,8 +276,9 @@ func Diff(oldp, newp *Plan) *DiffReport {
 	r := &DiffReport{Schema: 1,
 		Old:   PlanInfo{File: oldp.File, FlinkVersion: oldp.FlinkVersion, Nodes: len(oldp.Nodes), Edges: len(oldp.Edges)},
 		New:   PlanInfo{File: newp.File, FlinkVersion: newp.FlinkVersion, Nodes: len(newp.Nodes), Edges: len(newp.Edges)},
-		Nodes: []NodeDiff{},
+		Nodes: []NodeDiff{}, UIDRenames: []UIDRename{},
 	}
+	oldU, newU := operatorUIDs(oldp), operatorUIDs(newp)
 	if oldp.FlinkVersion != newp.FlinkVersion {
 		r.FlinkVersion = &StringChange{Old: oldp.FlinkVersion, New: newp.FlinkVersion}
 	}
@@ -276,6 +297,10 @@ func Diff(oldp, newp *Plan) *DiffReport {
 				d.State = k
 			}
 			d.Changes = compareNodes(o, n)
+			if oldU != nil && newU != nil {
+				d.uidsKnown = true
+				d.UIDRenames = uidRenames(n.ID, oldU[o], newU[n])
+			}
 			idx[o] = len(r.Nodes)
 		} else {
 			d.Status = "added"
@@ -316,6 +341,39 @@ const DefaultUIDFormat = "<id>_<transformation>"
 
 // optUIDFormat is the option a node's "configuration" may set to its own UID format.
 const optUIDFormat = "table.exec.uid.format"
+
+// operatorUIDs maps each node to the transformations Flink creates for it, with UIDs as
+// Plan.UIDs derives them (default session options); nil when they cannot be derived.
+func operatorUIDs(p *Plan) map[*Node][]TransformationUID {
+	us, err := p.UIDs(UIDOptions{})
+	if err != nil {
+		return nil
+	}
+	m := make(map[*Node][]TransformationUID, len(us))
+	for _, u := range us {
+		m[u.Node] = u.Transformations
+	}
+	return m
+}
+
+// uidRenames pairs a matched node's operator transformations by name and lists those whose
+// UID differs. Partition transformations have no operator and nothing in a savepoint.
+func uidRenames(node int, old, new []TransformationUID) []UIDRename {
+	var out []UIDRename
+	for _, a := range old {
+		if !a.Operator || a.UID == "" {
+			continue
+		}
+		for _, b := range new {
+			if b.Transformation == a.Transformation && b.Operator && b.UID != a.UID {
+				out = append(out, UIDRename{Node: node, Transformation: a.Transformation, Old: a.UID, New: b.UID,
+					OldHash: a.Hash, NewHash: b.Hash, State: a.State || b.State})
+				break
+			}
+		}
+	}
+	return out
+}
 
 // uidPattern is the UID Flink derives for the node's transformations, with <transformation>
 // left as a placeholder (the plan does not name them): the node's own
@@ -380,6 +438,11 @@ func judge(d *NodeDiff) {
 	}
 	d.Renumbered = d.Old.ID != d.New.ID
 	d.UIDChanged = d.Old.UID != d.New.UID
+	if d.uidsKnown {
+		// Flink's own derivation (Plan.UIDs) knows the transformations and the cases where
+		// no UID is set at all; the pattern is the fallback.
+		d.UIDChanged = len(d.UIDRenames) > 0
+	}
 	var worst Verdict
 	reason := ""
 	raise := func(v Verdict, why string) {
@@ -449,9 +512,20 @@ func judge(d *NodeDiff) {
 		raise(Compatible, "only the description changed")
 	}
 	if d.UIDChanged && stateful && worst < Incompatible {
-		why := fmt.Sprintf("renumbered %d -> %d: UID %s becomes %s", d.Old.ID, d.New.ID, d.Old.UID, d.New.UID)
+		from, to := d.Old.UID, d.New.UID
+		if len(d.UIDRenames) > 0 {
+			u := d.UIDRenames[0]
+			for _, x := range d.UIDRenames {
+				if x.State {
+					u = x
+					break
+				}
+			}
+			from, to = u.Old, u.New
+		}
+		why := fmt.Sprintf("renumbered %d -> %d: UID %s becomes %s", d.Old.ID, d.New.ID, from, to)
 		if !d.Renumbered {
-			why = fmt.Sprintf("UID %s becomes %s", d.Old.UID, d.New.UID)
+			why = fmt.Sprintf("UID %s becomes %s", from, to)
 		}
 		if d.State == stateSource {
 			why += " (a source keeps its split/offset state, if its connector has any, under that UID)"
@@ -534,6 +608,9 @@ func summarize(r *DiffReport) {
 			continue
 		}
 		c.Matched++
+		if d.Stateful() {
+			r.UIDRenames = append(r.UIDRenames, d.UIDRenames...)
+		}
 		if d.Match.By == "id" {
 			c.MatchedByID++
 		} else {

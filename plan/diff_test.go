@@ -294,10 +294,8 @@ func TestDiffRenumbered(t *testing.T) {
 			continue
 		}
 		maxID := 0
-		stateful := false
 		for _, n := range p.Nodes {
 			maxID = max(maxID, n.ID)
-			stateful = stateful || stateKind(n) != stateStateless
 		}
 		for _, rn := range []struct {
 			name string
@@ -309,9 +307,26 @@ func TestDiffRenumbered(t *testing.T) {
 			q := reparse(t, f+" "+rn.name, renumber(t, p, rn.f))
 			r := Diff(p, q)
 			name := filepath.Base(f) + " " + rn.name
-			want := UIDRemap
-			if !stateful {
-				want = Compatible
+			// uid-remap exactly when some node holding state gets another operator UID:
+			// compare the UIDs Flink derives for node n in p and node f(n) in q. (A source
+			// that keeps its id, or a process table function with its own "uid", keeps it.)
+			want := Compatible
+			pu, err1 := p.UIDs(UIDOptions{})
+			qu, err2 := q.UIDs(UIDOptions{})
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: UIDs: %v %v", name, err1, err2)
+			}
+			byID := map[int][]TransformationUID{}
+			for _, u := range qu {
+				byID[u.ID] = u.Transformations
+			}
+			for _, u := range pu {
+				if stateKind(u.Node) == stateStateless {
+					continue
+				}
+				if fmt.Sprint(u.Transformations) != fmt.Sprint(byID[rn.f(u.ID)]) {
+					want = UIDRemap
+				}
 			}
 			if r.Verdict != want {
 				t.Errorf("%s: verdict %s (%s), want %s", name, r.Verdict, r.Reason, want)
@@ -867,4 +882,61 @@ func TestDiffTTLSwitchNeedsFlink22(t *testing.T) {
 			t.Errorf("versionBefore(%q, 2, 2) = %v, %v", tc.v, b, k)
 		}
 	}
+}
+
+// The report's rename map for a renumbered plan: every operator of a node holding state, with
+// the UIDs and OperatorID hashes Flink derives, the stateful operator marked.
+func TestDiffUIDRenames(t *testing.T) {
+	p := oraclePlan(t, "group-aggregate")
+	q := reparse(t, "shifted.json", renumber(t, p, func(id int) int { return id + 1000 }))
+	r := Diff(p, q)
+	got := map[string]UIDRename{}
+	for _, u := range r.UIDRenames {
+		got[u.Old] = u
+	}
+	for _, w := range []struct {
+		old, new string
+		node     int
+		state    bool
+	}{
+		{"4_group-aggregate", "1004_group-aggregate", 1004, true},
+		{"1_source", "1001_source", 1001, false},
+	} {
+		u, ok := got[w.old]
+		if !ok {
+			t.Errorf("no rename of %s in %+v", w.old, r.UIDRenames)
+			continue
+		}
+		if u.New != w.new || u.Node != w.node || u.State != w.state || u.OldHash != uidHashOf(t, p, w.old) || u.NewHash != uidHashOf(t, q, w.new) {
+			t.Errorf("rename %+v, want %s -> %s on node %d state=%v", u, w.old, w.new, w.node, w.state)
+		}
+	}
+	for _, u := range r.UIDRenames {
+		if strings.Contains(u.Old, "exchange") || strings.Contains(u.Old, "calc") || strings.HasSuffix(u.Old, "_sink") {
+			t.Errorf("rename of a stateless node's operator listed: %+v", u)
+		}
+	}
+	if d := nodeByNewID(r, 1004); d == nil || !strings.Contains(d.Reason, "UID 4_group-aggregate becomes 1004_group-aggregate") {
+		t.Errorf("aggregate reason: %+v", d)
+	}
+	// No renames when nothing is renumbered.
+	if r := Diff(p, p); len(r.UIDRenames) != 0 {
+		t.Errorf("self diff renames %+v", r.UIDRenames)
+	}
+}
+
+func uidHashOf(t *testing.T, p *Plan, want string) string {
+	us, err := p.UIDs(UIDOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range us {
+		for _, tr := range u.Transformations {
+			if tr.UID == want {
+				return tr.Hash
+			}
+		}
+	}
+	t.Fatalf("no transformation with UID %s", want)
+	return ""
 }

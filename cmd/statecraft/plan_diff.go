@@ -283,6 +283,13 @@ func writeNode(w io.Writer, d *plan.NodeDiff, p palette) {
 		}
 		fmt.Fprintf(w, "    %s~%s %s\n", p.mod, p.reset, line)
 	}
+	for _, u := range d.UIDRenames {
+		note := ""
+		if u.State {
+			note = " (holds the state)"
+		}
+		fmt.Fprintf(w, "    %s~%s uid %s -> %s%s\n", p.mod, p.reset, u.Old, u.New, note)
+	}
 	for _, e := range d.Edges {
 		switch e.Change {
 		case "added":
