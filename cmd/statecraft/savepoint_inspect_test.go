@@ -166,7 +166,7 @@ func BenchmarkInspect1000x128(b *testing.B) {
 		cpu0 := cpuTime()
 		defer func() { b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op") }()
 		for i := 0; i < b.N; i++ {
-			out, err := loadInspect(dir)
+			out, err := loadInspect(dir, false)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -312,7 +312,7 @@ func TestInspectStatesMatchFlink(t *testing.T) {
 		if err := json.Unmarshal(data, &e); err != nil {
 			t.Fatal(err)
 		}
-		out, err := loadInspect(dir)
+		out, err := loadInspect(dir, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,6 +349,49 @@ func TestInspectStatesMatchFlink(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s operator %s states:\n got %q\nwant %q", dir, eo.UIDHash, got, want)
 			}
+		}
+	}
+}
+
+// TestInspectSubtasks: --subtasks lists, per subtask, handles whose key-group ranges tile the
+// operator's key groups and whose sizes add up to the savepoint_metadata total Flink reported.
+func TestInspectSubtasks(t *testing.T) {
+	for dir, exp := range savepointFixtures(t) {
+		want := readExpectation(t, exp)
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"savepoint", "inspect", dir, "--json", "--subtasks"}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", dir, code, stderr.String())
+		}
+		var got inspectOutput
+		if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		for i, op := range got.Operators {
+			var total int64
+			next := int32(0)
+			for _, st := range op.Subtasks {
+				total += st.CheckpointedSize
+				for _, h := range st.Handles {
+					if h.Slot != "managedKeyed" {
+						continue
+					}
+					var start, end int32
+					if _, err := fmt.Sscanf(h.KeyGroups, "[%d, %d]", &start, &end); err != nil || start != next {
+						t.Errorf("%s %s subtask %d: key groups %q, want a range starting at %d", dir, op.OperatorUIDHash, st.Index, h.KeyGroups, next)
+					}
+					next = end + 1
+				}
+			}
+			if total != want.Metadata[i].TotalSizeInBytes-want.Metadata[i].CoordinatorStateSizeInBytes {
+				t.Errorf("%s %s: subtask sizes add up to %d, Flink's total is %d", dir, op.OperatorUIDHash, total, want.Metadata[i].TotalSizeInBytes)
+			}
+			if next != 0 && next != op.MaxParallelism {
+				t.Errorf("%s %s: keyed ranges end at %d, max parallelism %d", dir, op.OperatorUIDHash, next, op.MaxParallelism)
+			}
+		}
+		stdout.Reset()
+		if code := run([]string{"savepoint", "inspect", dir, "--subtasks"}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "subtasks:") {
+			t.Errorf("%s: table with --subtasks: exit %d", dir, code)
 		}
 	}
 }
