@@ -41,8 +41,10 @@ type Options struct {
 	DryRun bool // validate and report what would change; write nothing
 	// NoVerify skips re-reading the output (verification is on by default).
 	NoVerify bool
-	// Progress receives progress lines for long runs (nil: quiet).
+	// Progress receives progress lines for long runs (nil: quiet; give it a terminal only).
 	Progress io.Writer
+	// Notes receives warnings that do not stop the run, such as leftovers of killed runs.
+	Notes io.Writer
 	// SpillBudget bounds the bytes of entries a rescale holds in memory at once (0: 64 MiB).
 	SpillBudget int64
 }
@@ -145,7 +147,7 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		return ss.report, nil
 	}
 
-	warnLeftovers(dst, opt.Progress)
+	warnLeftovers(dst, opt.Notes)
 	work, err := decodeAgain(sp)
 	if err != nil {
 		return nil, err

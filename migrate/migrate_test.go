@@ -539,7 +539,7 @@ func TestTarget(t *testing.T) {
 	leftover := filepath.Join(parent, "empty"+stageInfix+"123")
 	os.MkdirAll(leftover, 0o755)
 	var note bytes.Buffer
-	if _, err := Run(src, empty, step(), Options{Progress: &note}); err != nil {
+	if _, err := Run(src, empty, step(), Options{Notes: &note}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(empty, "_metadata")); err != nil {

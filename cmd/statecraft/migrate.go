@@ -252,7 +252,7 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
-	opt := migrate.Options{Link: link, DryRun: c.Bool("dry-run"), NoVerify: c.Bool("no-verify")}
+	opt := migrate.Options{Link: link, DryRun: c.Bool("dry-run"), NoVerify: c.Bool("no-verify"), Notes: c.App.ErrWriter}
 	if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
 		opt.Progress = os.Stderr
 	}
