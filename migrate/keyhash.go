@@ -16,6 +16,8 @@ const (
 	snapFloat   = "org.apache.flink.api.common.typeutils.base.FloatSerializer$FloatSerializerSnapshot"
 	snapDouble  = "org.apache.flink.api.common.typeutils.base.DoubleSerializer$DoubleSerializerSnapshot"
 	snapChar    = "org.apache.flink.api.common.typeutils.base.CharSerializer$CharSerializerSnapshot"
+	snapInt     = "org.apache.flink.api.common.typeutils.base.IntSerializer$IntSerializerSnapshot"
+	snapLong    = "org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot"
 )
 
 // primitiveKeys are the serializers whose decoded Go value keygroup.HashCode takes as is.
@@ -66,6 +68,15 @@ func newKeyHasher(s *serializer.Snapshot) (*keyHasher, error) {
 
 // hash reads one key from in and returns its Java hashCode().
 func (h *keyHasher) hash(in *serializer.Input) (int32, error) {
+	// Fast paths for the most common key types: no boxing.
+	switch h.snap.Class {
+	case snapInt:
+		v := in.I32("int key")
+		return v, in.Err()
+	case snapLong:
+		v := in.I64("long key")
+		return keygroup.LongHash(v), in.Err()
+	}
 	v, err := h.value(in)
 	if err != nil {
 		return 0, err

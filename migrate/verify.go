@@ -3,7 +3,6 @@ package migrate
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"sort"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
@@ -35,21 +34,29 @@ type Digest map[metadata.OperatorID]*OpDigest
 // entryHash hashes one keyed entry: the key without its key-group prefix and the value, each
 // with its length, so that (key "ab", value "c") and (key "a", value "bc") differ.
 func entryHash(key []byte, prefix int, value []byte) uint64 {
-	h := fnv.New64a()
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(len(key)-prefix))
-	h.Write(n[:])
-	h.Write(key[prefix:])
+	h := fnv1a(fnvOffset, n[:])
+	h = fnv1a(h, key[prefix:])
 	binary.BigEndian.PutUint32(n[:], uint32(len(value)))
-	h.Write(n[:])
-	h.Write(value)
-	return h.Sum64()
+	h = fnv1a(h, n[:])
+	return fnv1a(h, value)
 }
 
-func bytesHash(b []byte) uint64 {
-	h := fnv.New64a()
-	h.Write(b)
-	return h.Sum64()
+func bytesHash(b []byte) uint64 { return fnv1a(fnvOffset, b) }
+
+// FNV-1a, 64 bit (hash/fnv's, without a hasher allocation per entry).
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnv1a(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
 }
 
 // DigestOf reads every keyed entry and operator-state element of sp and sums them. Operators
