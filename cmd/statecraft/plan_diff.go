@@ -284,6 +284,9 @@ func writeNode(w io.Writer, d *plan.NodeDiff, p palette) {
 		fmt.Fprintf(w, "    %s~%s %s\n", p.mod, p.reset, line)
 	}
 	for _, u := range d.UIDRenames {
+		if !d.Stateful() {
+			break // a stateless operator loses nothing with its UID; JSON still lists it
+		}
 		note := ""
 		if u.State {
 			note = " (holds the state)"
