@@ -1042,3 +1042,47 @@ func TestEntryHashIsFNV1a(t *testing.T) {
 		t.Errorf("entryHash %x, hash/fnv %x", got, h.Sum64())
 	}
 }
+
+// TestCorruptSourceNeverPanics flips every 7th byte (and cuts the file at several points) of a
+// keyed-state file of a copy of a fixture, then rescales and renames it. A run may fail (with an
+// error, and without creating DST) or succeed (a flipped value byte is copied as it is, and
+// verification compares with the source as read); it must not panic.
+func TestCorruptSourceNeverPanics(t *testing.T) {
+	fx := fixture(t, "keyed-hashmap-compressed")
+	ents, _ := os.ReadDir(fx)
+	var stateFile string
+	for _, e := range ents {
+		if e.Name() != "_metadata" {
+			stateFile = e.Name()
+		}
+	}
+	orig, _ := os.ReadFile(filepath.Join(fx, stateFile))
+	mutate := func(t *testing.T, b []byte) {
+		src := t.TempDir()
+		for _, e := range ents {
+			data, _ := os.ReadFile(filepath.Join(fx, e.Name()))
+			if e.Name() == stateFile {
+				data = b
+			}
+			os.WriteFile(filepath.Join(src, e.Name()), data, 0o644)
+		}
+		for _, steps := range [][]Step{{&Rescale{MaxParallelism: 256, Parallelism: 3}}, {&Retype{Operator: mustSel(t, "uid:int-keyed"), State: "count", To: "Integer"}}} {
+			parent := t.TempDir()
+			dst := filepath.Join(parent, "out")
+			_, err := Run(src, dst, steps, Options{})
+			if err != nil {
+				if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+					t.Errorf("failed run left %v", ents)
+				}
+			}
+		}
+	}
+	for i := 0; i < len(orig); i += 7 {
+		b := bytes.Clone(orig)
+		b[i] ^= 0x5a
+		mutate(t, b)
+	}
+	for _, n := range []int{len(orig) - 1, len(orig) / 2, 100} {
+		mutate(t, orig[:n])
+	}
+}
