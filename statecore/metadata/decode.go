@@ -481,12 +481,15 @@ func (d *decoder) streamHandle() StreamHandle {
 	case TagFile:
 		h := &FileHandle{}
 		h.Size = r.I64("file.size")
+		d.checkFileSize(off+1, "file.size", h.Size)
 		h.Path = r.UTF("file.path")
 		return h
 	case TagRelativeFile:
 		h := d.newRelative()
 		h.Path = r.UTF("relativeFile.path")
+		sizeOff := r.Offset()
 		h.Size = r.I64("relativeFile.size")
+		d.checkFileSize(sizeOff, "relativeFile.size", h.Size)
 		return h
 	case TagSegmentFile:
 		h := &SegmentFileHandle{}
@@ -503,6 +506,15 @@ func (d *decoder) streamHandle() StreamHandle {
 	}
 	r.FailAt(off, "streamHandle.tag", "unknown stream handle tag %d (want 0, 1, 2, 3, 6, 15 or 16)", tag)
 	return nil
+}
+
+// checkFileSize refuses a file handle's state size below -1: Flink's FileStateHandle (and so
+// RelativeFileStateHandle) takes -1 for "unknown" and fails its precondition on anything lower,
+// so such a file was not written by Flink, and reading the whole file instead would hide it.
+func (d *decoder) checkFileSize(off int64, field string, size int64) {
+	if !d.failed() && size < -1 {
+		d.r.FailAt(off, field, "state size %d: want -1 (unknown) or more", size)
+	}
 }
 
 // keyGroups reads the body of tags 3, 7 and 12 (after the tag).
