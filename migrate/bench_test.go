@@ -151,7 +151,11 @@ func TestGrowSavepoint(t *testing.T) {
 // 100,000 keys (800,000 entries).
 func BenchmarkRescale(b *testing.B) {
 	for _, budget := range []int64{0, 4 << 20} {
-		b.Run(fmt.Sprintf("budget=%dMiB", max(budget, defaultSpillBudget)>>20), func(b *testing.B) {
+		name := "in-memory"
+		if budget > 0 {
+			name = fmt.Sprintf("spill-%dMiB", budget>>20)
+		}
+		b.Run(name, func(b *testing.B) {
 			src := b.TempDir()
 			size := growSavepoint(b, src, 100_000)
 			b.SetBytes(size)
