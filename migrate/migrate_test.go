@@ -1086,3 +1086,51 @@ func TestCorruptSourceNeverPanics(t *testing.T) {
 		mutate(t, orig[:n])
 	}
 }
+
+// TestRetypeTypes: a map's Long user keys and a list's Long elements narrowed to Integer, and an
+// Integer value widened to Long on the operator without UID; every value reads back the same and
+// the header names the new types.
+func TestRetypeTypes(t *testing.T) {
+	for _, name := range []string{"types-hashmap", "types-rocksdb"} {
+		t.Run(name, func(t *testing.T) {
+			src := fixture(t, name)
+			lk, nouid := mustSel(t, "uid:long-keyed"), mustSel(t, "hash:5534c038c66cc9b701311c8cdd8de69b")
+			dst, _ := run(t, src, Options{},
+				&Retype{Operator: lk, State: "byName", KeyTo: "Integer"},
+				&Retype{Operator: lk, State: "history", To: "Integer"},
+				&Retype{Operator: nouid, State: "hits", To: "Long"})
+			in, out := open(t, src), open(t, dst)
+			for _, sel := range []Selector{lk, nouid} {
+				a, b := decoded(t, in, sel), decoded(t, out, sel)
+				for st, lines := range a {
+					if len(lines) == 0 { // a timer queue the job never used
+						if len(b[st]) != 0 {
+							t.Errorf("%s: empty in the source, %d entries in the output", st, len(b[st]))
+						}
+						continue
+					}
+					sameMultiset(t, st, lines, b[st])
+				}
+			}
+			if vt := valueType(t, out, lk, "history"); vt != "Integer" {
+				t.Errorf("history: %s", vt)
+			}
+			if vt := valueType(t, out, nouid, "hits"); vt != "Long" {
+				t.Errorf("hits: %s", vt)
+			}
+			op, _ := lk.find(out.Metadata)
+			subs, closeAll, err := keyed.OpenSubtasks(out, op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeAll()
+			for _, sd := range subs[0].Decoder.States {
+				if sd.Meta.Name == "byName" {
+					if k := serializer.JavaType(sd.Meta.Serializer(keyed.SerValue).Nested[0]); k != "Integer" {
+						t.Errorf("byName user key type %s", k)
+					}
+				}
+			}
+		})
+	}
+}

@@ -278,3 +278,20 @@ func TestOracleOperatorState(t *testing.T) {
 	e.rescale(uid.Hash("rules-v2"), 512, 2, true)
 	judge(t, dst, e)
 }
+
+// TestOracleRetypes: on the RocksDB-made types savepoint, restored by the RocksDB backend, a
+// map's Long keys and a list's Long elements narrowed to Integer and the no-UID operator's
+// Integer value widened to Long; Flink restores a job declaring the new types.
+func TestOracleRetypes(t *testing.T) {
+	oracleOnly(t)
+	lk, nouid := mustSel(t, "uid:long-keyed"), mustSel(t, "hash:5534c038c66cc9b701311c8cdd8de69b")
+	dst, _ := run(t, fixture(t, "types-rocksdb"), Options{},
+		&Retype{Operator: lk, State: "byName", KeyTo: "Integer"},
+		&Retype{Operator: lk, State: "history", To: "Integer"},
+		&Retype{Operator: nouid, State: "hits", To: "Long"})
+	e := loadExpect(t, "types-rocksdb")
+	e.state(lk.ID.String(), "byName")["userKeyType"] = "Integer"
+	e.state(lk.ID.String(), "history")["valueType"] = "Integer"
+	e.state(nouid.ID.String(), "hits")["valueType"] = "Long"
+	judge(t, dst, e)
+}
