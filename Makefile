@@ -57,6 +57,7 @@ fixtures:
 	$(ORACLE) durations testdata/durations/inputs.txt > testdata/durations/flink-$(FLINK_VERSION).tsv
 	$(ORACLE) savepoints testdata/savepoints
 	$(ORACLE) sql-savepoint testdata/savepoints sql-group-aggregate
+	$(ORACLE) metadata-versions testdata/savepoints testdata/metadata-versions
 
 bench:
 	bench/run.sh

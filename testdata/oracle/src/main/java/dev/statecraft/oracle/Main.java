@@ -25,6 +25,7 @@ public final class Main {
         COMMANDS.put("bench-savepoint", "dev.statecraft.oracle.bench.BenchSavepoint");
         COMMANDS.put("bench-spa-dump", "dev.statecraft.oracle.bench.SpaDump");
         COMMANDS.put("bench-spa-rescale", "dev.statecraft.oracle.bench.SpaRescale");
+        COMMANDS.put("metadata-versions", "dev.statecraft.oracle.metadata.MetadataVersions");
     }
 
     public static void main(String[] args) throws Exception {
