@@ -288,3 +288,65 @@ func TestCheckDataStreamSavepointAgainstPlan(t *testing.T) {
 		t.Errorf("%d operators with state, %d errors, restores=%v", withState, r.Count(SevError), r.Restores)
 	}
 }
+
+// TestCatalogueSavepoints checks plan.UIDs against savepoints of every catalogue plan, when a
+// directory of them is given: STATECRAFT_SQL_SAVEPOINTS=DIR holds DIR/<plan name>/ (a canonical
+// savepoint Flink wrote while executing testdata/plans/<plan name>.json). Every savepoint
+// operator must be matched with the UID Flink recorded, every operator statecraft says a node
+// always creates must be in the savepoint, every operator with state must be a node's state
+// holder, and the plan must restore its own savepoint.
+func TestCatalogueSavepoints(t *testing.T) {
+	root := os.Getenv("STATECRAFT_SQL_SAVEPOINTS")
+	if root == "" {
+		t.Skip("STATECRAFT_SQL_SAVEPOINTS not set (a directory of <plan name>/ savepoints of the catalogue plans)")
+	}
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", "_metadata"))
+	if len(dirs) == 0 {
+		t.Fatalf("no */_metadata under %s", root)
+	}
+	for _, md := range dirs {
+		dir := filepath.Dir(md)
+		name := filepath.Base(dir)
+		planFile := testdata("plans", name+".json")
+		if _, err := os.Stat(planFile); err != nil {
+			t.Logf("%s: no plan %s", name, planFile)
+			continue
+		}
+		sp, err := savepoint.Open(dir)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		b, err := Open(loadPlan(t, planFile), plan.UIDOptions{}, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		present := map[string]bool{}
+		for _, o := range b.Operators {
+			present[o.Hash] = true
+		}
+		for _, o := range b.Unclaimed {
+			t.Errorf("%s: savepoint operator %q (uid %q, %s) matched to no exec node", name, o.Name, o.UID, o.Hash)
+		}
+		for _, m := range b.Matches {
+			if m.Operator.UID != m.Transformation.UID {
+				t.Errorf("%s: Flink recorded UID %q, statecraft derives %q", name, m.Operator.UID, m.Transformation.UID)
+			}
+			if m.Operator.HasState && !m.Transformation.State {
+				t.Errorf("%s: %s has state but is not marked as its node's state holder", name, m.Transformation.UID)
+			}
+		}
+		for _, n := range b.Nodes {
+			for _, tr := range n.Transformations {
+				if tr.Operator && tr.Presence == plan.Always && !present[tr.Hash] {
+					t.Errorf("%s: node %d %s: operator %s is not in the savepoint", name, n.ID, n.Type, tr.UID)
+				}
+			}
+		}
+		if r := Check(b, CheckOptions{}); !r.Restores || r.Count(SevWarning) > 0 {
+			t.Errorf("%s: own savepoint: restores=%v findings %+v", name, r.Restores, r.Findings)
+		}
+		t.Logf("%s: %d operators, all matched", name, len(b.Operators))
+		sp.Close()
+	}
+}

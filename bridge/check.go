@@ -93,6 +93,8 @@ var expectedKeyedStates = map[string]struct {
 	"stream-exec-interval-join":           {[]string{"IntervalJoinLeftCache", "IntervalJoinLeftTimerState", "IntervalJoinRightCache", "IntervalJoinRightTimerState"}, false},
 	"stream-exec-global-window-aggregate": {[]string{"window-aggs"}, true},
 	"stream-exec-sink":                    {[]string{"values"}, true},
+	"stream-exec-over-aggregate":          {[]string{"accState", "inputState", "processedCountState", "smallestTSState"}, true},
+	"stream-exec-temporal-join":           {[]string{"left", "next-index", "right", "timer"}, true},
 }
 
 var rankStates = []string{"Top1-Rank-State", "data-state", "data-state-with-append", "data-state-with-update", "rankEnd", "sorted-map"}
