@@ -308,8 +308,15 @@ func (d *decoder) operator() *OperatorState {
 		return nil
 	}
 	copy(op.ID[:], idb)
+	pOff := r.Offset()
 	op.Parallelism = r.I32("parallelism")
 	op.MaxParallelism = r.I32("maxParallelism")
+	// Flink's OperatorState constructor has the same precondition, so Flink cannot load such
+	// a file either; without it a corrupt parallelism sizes per-subtask tables downstream.
+	if !d.failed() && op.Parallelism > op.MaxParallelism {
+		r.FailAt(pOff, "parallelism", "parallelism %d is larger than the max parallelism %d", op.Parallelism, op.MaxParallelism)
+		return nil
+	}
 	d.at("coordinator")
 	cOff := r.Offset()
 	coord := d.streamHandle()
