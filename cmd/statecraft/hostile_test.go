@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/statecraft/statecraft/internal/crashtest"
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -387,4 +390,85 @@ func damageInlineLength(t *testing.T, sp string, v uint32) {
 		}
 	}
 	t.Fatal("no inline operator state handle in the fixture")
+}
+
+// TestHostileLengthSweep writes 2^31-1, -2^31 and -1 over every aligned and unaligned 4-byte
+// position of a real _metadata file and of the first 600 bytes (the header with its serializer
+// snapshot lengths, then the first entries' key and value lengths) of a real keyed state file,
+// and runs dump (and, for a quarter of the positions, a rescale) on each. Whatever the patch
+// hit, the command exits 0 or 1 (1 with a message), allocates less than hostileMemBound, and
+// writes nothing but DST. make check runs a random sample of 500 patches (the seed is logged);
+// STATECRAFT_HOSTILE_FULL=1 runs all of them (about 10,000 runs).
+func TestHostileLengthSweep(t *testing.T) {
+	work := t.TempDir()
+	sp, sf := hostileSetup(t, "keyed-hashmap", work)
+	dst := filepath.Join(work, "dst")
+	type patch struct {
+		file string
+		off  int
+		v    uint32
+	}
+	var patches []patch
+	orig := map[string][]byte{}
+	for _, tg := range []struct {
+		file  string
+		limit int
+	}{{"_metadata", 1 << 30}, {sf, 600}} {
+		b, err := os.ReadFile(filepath.Join(sp, tg.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig[tg.file] = b
+		for off := 0; off <= min(len(b)-4, tg.limit); off++ {
+			for _, v := range []uint32{1<<31 - 1, 0x80000000, 0xFFFFFFFF} {
+				if binary.BigEndian.Uint32(b[off:]) != v {
+					patches = append(patches, patch{tg.file, off, v})
+				}
+			}
+		}
+	}
+	seed := time.Now().UnixNano()
+	if os.Getenv("STATECRAFT_HOSTILE_FULL") == "" {
+		rng := rand.New(rand.NewSource(seed))
+		rng.Shuffle(len(patches), func(i, j int) { patches[i], patches[j] = patches[j], patches[i] })
+		patches = patches[:min(len(patches), 500)]
+	}
+	before := crashtest.Snapshot(t, work)
+	var runs, refused int
+	var worst uint64
+	for i, pt := range patches {
+		p := filepath.Join(sp, pt.file)
+		b := append([]byte(nil), orig[pt.file]...)
+		binary.BigEndian.PutUint32(b[pt.off:], pt.v)
+		os.WriteFile(p, b, 0o644)
+		cmds := [][]string{{"savepoint", "dump", sp, "--operator", "uid:int-keyed"}}
+		if i%4 == 0 {
+			cmds = append(cmds, []string{"migrate", "rescale", sp, dst, "--max-parallelism", "256"})
+		}
+		for _, args := range cmds {
+			code, _, stderr, alloc := runMeasured(args)
+			runs++
+			worst = max(worst, alloc)
+			label := fmt.Sprintf("%s with %s[%d:%d] = %08X (seed %d)", args[1], pt.file, pt.off, pt.off+4, pt.v, seed)
+			if alloc > hostileMemBound {
+				t.Errorf("%s: allocated %d MiB", label, alloc>>20)
+			}
+			switch {
+			case code == exitOK:
+			case code == exitFailure && strings.HasPrefix(stderr, "statecraft: ") && len(stderr) > 30:
+				refused++
+			default:
+				t.Fatalf("%s: exit %d: %s", label, code, stderr)
+			}
+			os.RemoveAll(dst)
+		}
+		os.WriteFile(p, orig[pt.file], 0o644)
+	}
+	if d := before.Diff(crashtest.Snapshot(t, work)); d != "" {
+		t.Fatalf("the sweep wrote outside DST:\n%s", d)
+	}
+	t.Logf("%d patches, %d runs, %d refused (the rest hit a field where the value is harmless); most allocated by one run: %d KiB", len(patches), runs, refused, worst>>10)
+	if refused == 0 {
+		t.Fatal("no patch was refused: the sweep did not reach a length field")
+	}
 }
