@@ -243,14 +243,14 @@ func stateSummary(o *Operator) string {
 
 // hint names plan transformations that may be the dropped operator's successor: same
 // transformation name (the part after the first "_" of a plan-style UID), stateful, and
-// finding no state of their own. Renumbered node ids change UIDs; `statecraft migrate` can
-// rename the operator.
+// finding no state of their own. Renumbered node ids change UIDs; `statecraft migrate uid` can
+// give the savepoint operator the new UID.
 func hint(b *Bridge, o *Operator) string {
 	_, name, ok := strings.Cut(o.UID, "_")
 	if !ok {
 		return ""
 	}
-	var cands []string
+	var cands, candUIDs []string
 	for i := range b.Nodes {
 		t := stateHolder(&b.Nodes[i])
 		if t == nil || t.Transformation != name || t.Hash == "" {
@@ -258,10 +258,15 @@ func hint(b *Bridge, o *Operator) string {
 		}
 		if op := b.Operator(t); op == nil || !op.HasState {
 			cands = append(cands, fmt.Sprintf("node %d (uid %s)", b.Nodes[i].ID, t.UID))
+			candUIDs = append(candUIDs, t.UID)
 		}
 	}
-	if len(cands) == 0 {
+	switch len(cands) {
+	case 0:
 		return ""
+	case 1:
+		return fmt.Sprintf("; the same kind of operator in the plan starts empty: %s; if it is the same operator renumbered, give the state its UID: statecraft migrate uid SAVEPOINT NEW_SAVEPOINT --rename uid:%s=uid:%s",
+			cands[0], o.UID, candUIDs[0])
 	}
-	return "; the same kind of operator in the plan, starting empty: " + strings.Join(cands, ", ") + " (renumbered? give the savepoint operator that UID)"
+	return "; the same kind of operator in the plan starts empty: " + strings.Join(cands, ", ") + " (renumbered? statecraft migrate uid can give the state one of their UIDs)"
 }
