@@ -58,6 +58,7 @@ fixtures:
 	$(ORACLE) savepoints testdata/savepoints
 	$(ORACLE) sql-savepoint testdata/savepoints sql-group-aggregate
 	$(ORACLE) metadata-versions testdata/savepoints testdata/metadata-versions
+	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 
 bench:

@@ -26,6 +26,7 @@ public final class Main {
         COMMANDS.put("bench-spa-dump", "dev.statecraft.oracle.bench.SpaDump");
         COMMANDS.put("bench-spa-rescale", "dev.statecraft.oracle.bench.SpaRescale");
         COMMANDS.put("metadata-versions", "dev.statecraft.oracle.metadata.MetadataVersions");
+        COMMANDS.put("metadata-handles", "dev.statecraft.oracle.metadata.MetadataHandles");
         COMMANDS.put("uid-hashes", "dev.statecraft.oracle.metadata.UidHashes");
     }
 

@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.flink.runtime.checkpoint.Checkpoints;
 import org.apache.flink.runtime.checkpoint.metadata.CheckpointMetadata;
@@ -69,6 +70,11 @@ final class MetadataFiles {
             Checkpoints.storeCheckpointMetadata(metadata, out, serializer);
         }
         return buf.toByteArray();
+    }
+
+    /** The offset of the first byte where a and b differ, or -1 when they are equal. */
+    static long firstDifference(byte[] a, byte[] b) {
+        return Arrays.mismatch(a, b);
     }
 
     /** The version number Flink wrote after the magic number (bytes 4..7, big-endian). */

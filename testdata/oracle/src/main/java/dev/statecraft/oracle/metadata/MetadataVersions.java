@@ -86,8 +86,9 @@ public final class MetadataVersions {
         }
         // Byte comparison rather than equals: relative file handles resolve against the directory
         // they were loaded from, so equal files give unequal handle objects.
-        if (!Arrays.equals(MetadataFiles.bytes(back, serializer), Files.readAllBytes(file))) {
-            return "storing what Flink loaded back gives different bytes";
+        long diff = MetadataFiles.firstDifference(MetadataFiles.bytes(back, serializer), Files.readAllBytes(file));
+        if (diff >= 0) {
+            return "storing what Flink loaded back gives different bytes from offset " + diff;
         }
         return null;
     }
