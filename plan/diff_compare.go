@@ -106,8 +106,29 @@ func members(raw string) memberList {
 
 // compareState pairs state entries by their "index" (the input they hold) and compares TTLs
 // by value: "86400000 ms" and "1 d" are the same TTL.
+//
+// A "state" array on one side only is a plan from before Flink 1.18 (FLIP-292) against one
+// from after: the operator's state is the same, only its TTL moves from the pipeline-wide
+// table.exec.state.ttl into the plan. That is reported as a TTL change, per entry.
 func compareState(o, n *Node) []FieldChange {
 	var out []FieldChange
+	if o.HasState != n.HasState {
+		side, entries := "NEW", n.State
+		if o.HasState {
+			side, entries = "OLD", o.State
+		}
+		for _, s := range entries {
+			c := FieldChange{Kind: "ttl", Path: fmt.Sprintf("state.%d.ttl", s.Index),
+				Detail: fmt.Sprintf("%s: per-operator TTL %s only in %s (the other plan predates Flink 1.18 and uses table.exec.state.ttl)", s.Name, s.TTLText, side)}
+			if o.HasState {
+				c.Old = s.TTLText
+			} else {
+				c.New = s.TTLText
+			}
+			out = append(out, c)
+		}
+		return out
+	}
 	byIndex := func(ss []*StateEntry) map[int]*StateEntry {
 		m := map[int]*StateEntry{}
 		for _, s := range ss {

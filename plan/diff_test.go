@@ -940,3 +940,34 @@ func uidHashOf(t *testing.T, p *Plan, want string) string {
 	t.Fatalf("no transformation with UID %s", want)
 	return ""
 }
+
+// A plan from before Flink 1.18 has no "state" arrays; against a newer plan of the same
+// query that is a TTL matter (the TTL moves into the plan), not a changed state layout.
+func TestDiffStateArrayOnOneSide(t *testing.T) {
+	p := oraclePlan(t, "group-aggregate")
+	agg := p.Nodes[3]
+	if !agg.HasState {
+		t.Fatal("node 4 has no state array")
+	}
+	old, err := sjson.DeleteBytes(append([]byte(nil), p.Raw...), "nodes.3.state")
+	if err == nil {
+		old, err = sjson.SetBytes(old, "flinkVersion", "1.17")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := reparse(t, "old-1.17.json", old)
+	for _, tc := range []struct {
+		a, b *Plan
+		side string
+	}{{o, p, "only in NEW"}, {p, o, "only in OLD"}} {
+		r := Diff(tc.a, tc.b)
+		d := nodeByNewID(r, 4)
+		if d == nil || len(d.Changes) != 1 || d.Changes[0].Kind != "ttl" || !strings.Contains(d.Changes[0].Detail, tc.side) {
+			t.Fatalf("%s: aggregate changes %v", tc.side, kinds(d))
+		}
+		if d.Verdict != TTLOnly {
+			t.Errorf("%s: aggregate verdict %s (%s), want ttl-only", tc.side, d.Verdict, d.Reason)
+		}
+	}
+}
