@@ -76,6 +76,12 @@ func Open(p string) (*Savepoint, error) {
 			s.realDir = real
 		}
 	}
+	// A named pipe or device in place of _metadata would block or read forever: refuse it
+	// before opening.
+	if fi, err := root.Stat(name); err == nil && !fi.Mode().IsRegular() {
+		root.Close()
+		return nil, fmt.Errorf("open savepoint: %s is not a regular file (%v)", filepath.Join(dir, name), fi.Mode().Type())
+	}
 	f, err := root.Open(name)
 	if err != nil {
 		root.Close()
@@ -150,6 +156,12 @@ func (s *Savepoint) openFile(rel string, start, size int64, whole bool) (*Stream
 	local := filepath.FromSlash(rel)
 	if !filepath.IsLocal(local) {
 		return nil, fmt.Errorf("%s: state file %q is outside the savepoint directory (refused)", s.MetadataPath, rel)
+	}
+	// Stat first: opening a named pipe (or a device) would block or read forever, so anything
+	// but a regular file is refused before it is opened. The check after opening stays for a
+	// file swapped in between.
+	if fi, err := s.root.Stat(local); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: state file %q is not a regular file (%v)", s.MetadataPath, rel, fi.Mode().Type())
 	}
 	f, err := s.root.Open(local)
 	if err != nil {
