@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,6 +146,29 @@ func hostileCommands(sp, dst, operator string) [][]string {
 	}
 }
 
+// runWatched is runMeasured that fails the test when the command has not returned within a
+// minute (a named pipe opened for reading blocks forever).
+func runWatched(t *testing.T, args []string) (int, string, string, uint64) {
+	t.Helper()
+	type result struct {
+		code           int
+		stdout, stderr string
+		alloc          uint64
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, stdout, stderr, alloc := runMeasured(args)
+		done <- result{code, stdout, stderr, alloc}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.stdout, r.stderr, r.alloc
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not return within a minute (hung)", strings.Join(args, " "))
+		return 0, "", "", 0
+	}
+}
+
 // runMeasured runs the CLI in-process and returns its exit code, stdout, stderr and the bytes
 // it allocated.
 func runMeasured(args []string) (int, string, string, uint64) {
@@ -251,6 +275,18 @@ func TestHostileSavepoints(t *testing.T) {
 		{"state file missing", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			os.Remove(filepath.Join(sp, sf))
 		}, "", false},
+		{"state file is a named pipe", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
+			os.Remove(filepath.Join(sp, sf))
+			if err := syscall.Mkfifo(filepath.Join(sp, sf), 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}, "not a regular file", false},
+		{"_metadata is a named pipe", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
+			os.Remove(filepath.Join(sp, "_metadata"))
+			if err := syscall.Mkfifo(filepath.Join(sp, "_metadata"), 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}, "not a regular file", false},
 		{"wrong magic", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			patchI32(t, filepath.Join(sp, "_metadata"), 0, 0xCAFEBABE)
 		}, "magic", false},
@@ -307,7 +343,7 @@ func TestHostileSavepoints(t *testing.T) {
 			before := crashtest.Snapshot(t, work)
 			for _, args := range hostileCommands(sp, filepath.Join(work, "dst"), c.operator) {
 				label := strings.Join(args[:2], " ")
-				code, stdout, stderr, alloc := runMeasured(args)
+				code, stdout, stderr, alloc := runWatched(t, args)
 				if alloc > hostileMemBound {
 					t.Errorf("%s: allocated %d MiB (bound %d MiB)", label, alloc>>20, hostileMemBound>>20)
 				}

@@ -41,8 +41,8 @@ func Build(t testing.TB) string {
 }
 
 // Tree maps every path under a root (relative, slash-separated) to a description of its content:
-// "file <sha256> <mode>", "dir <mode>" or "link -> <target>". Two equal Trees mean equal bytes,
-// names, modes and symlinks.
+// "file <sha256> <mode>", "dir <mode>", "link -> <target>" or "special <mode>". Two equal Trees
+// mean equal bytes, names, modes and symlinks.
 type Tree map[string]string
 
 // Snapshot describes the tree under root. A missing root is an empty Tree.
@@ -71,6 +71,9 @@ func Snapshot(t testing.TB, root string) Tree {
 			tr[rel] = "link -> " + target
 		case info.IsDir():
 			tr[rel] = fmt.Sprintf("dir %v", info.Mode().Perm())
+		case !info.Mode().IsRegular():
+			// Named pipes and devices are described, never opened (opening a pipe blocks).
+			tr[rel] = fmt.Sprintf("special %v", info.Mode())
 		default:
 			f, err := os.Open(p)
 			if err != nil {
