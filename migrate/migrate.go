@@ -228,6 +228,15 @@ func checkTarget(srcDir, dst string) error {
 	if rel, err := filepath.Rel(srcDir, dst); err == nil && (rel == "." || filepath.IsLocal(rel)) {
 		return fmt.Errorf("output %s is inside the source savepoint %s (refused: the source is never modified)", dst, srcDir)
 	}
+	// The same check on the real paths: DST's parent may be a symbolic link into the source,
+	// and the staging directory is made in that parent.
+	realSrc, err1 := filepath.EvalSymlinks(srcDir)
+	realParent, err2 := filepath.EvalSymlinks(filepath.Dir(dst))
+	if err1 == nil && err2 == nil {
+		if rel, err := filepath.Rel(realSrc, filepath.Join(realParent, filepath.Base(dst))); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return fmt.Errorf("output %s is inside the source savepoint %s through a symbolic link (refused: the source is never modified)", dst, srcDir)
+		}
+	}
 	fi, err := os.Stat(dst)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
