@@ -202,29 +202,29 @@ func TestHostileSavepoints(t *testing.T) {
 	cases := []hostile{
 		{"relative path with ..", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) { firstRelative(t, m).Path = "../outside/" + sf })
-		}, "..", true},
+		}, "is outside the savepoint directory", true},
 		{"relative path absolute", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) { firstRelative(t, m).Path = filepath.Join(work, "outside", sf) })
-		}, "", true},
+		}, "is outside the savepoint directory", true},
 		{"absolute file handle outside", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) {
 				kg := firstKeyed(t, m)
 				size := kg.Delegate.(*metadata.RelativeFileHandle).Size
 				kg.Delegate = &metadata.FileHandle{Path: "file:" + filepath.Join(work, "outside", "secret"), Size: size}
 			})
-		}, "outside", true},
+		}, "is outside the savepoint directory", true},
 		{"state file symlinked outside", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			os.Remove(filepath.Join(sp, sf))
 			if err := os.Symlink(filepath.Join(work, "outside", sf), filepath.Join(sp, sf)); err != nil {
 				t.Fatal(err)
 			}
-		}, "", false},
+		}, "path escapes from parent", false},
 		{"state file symlinked outside, relative link", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			os.Remove(filepath.Join(sp, sf))
 			if err := os.Symlink(filepath.Join("..", "outside", sf), filepath.Join(sp, sf)); err != nil {
 				t.Fatal(err)
 			}
-		}, "", false},
+		}, "path escapes from parent", false},
 		{"_metadata symlinked outside", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			b, _ := os.ReadFile(filepath.Join(sp, "_metadata"))
 			os.WriteFile(filepath.Join(work, "outside", "_metadata"), b, 0o644)
@@ -232,31 +232,31 @@ func TestHostileSavepoints(t *testing.T) {
 			if err := os.Symlink(filepath.Join(work, "outside", "_metadata"), filepath.Join(sp, "_metadata")); err != nil {
 				t.Fatal(err)
 			}
-		}, "", false},
+		}, "path escapes from parent", false},
 		{"relative file size 2^31-1", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) { firstRelative(t, m).Size = 1<<31 - 1 })
-		}, "", false},
+		}, "the metadata says 2147483647", false},
 		{"relative file size negative", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) { firstRelative(t, m).Size = -7 })
-		}, "", false},
+		}, "state size -7", false},
 		{"key-group offset 2^31-1", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) {
 				kg := firstKeyed(t, m)
 				kg.Offsets[len(kg.Offsets)/2] = 1<<31 - 1
 			})
-		}, "", true},
+		}, "key-group offset 2147483647 outside the stream", true},
 		{"key-group offset negative", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) {
 				kg := firstKeyed(t, m)
 				kg.Offsets[len(kg.Offsets)/2] = -1
 			})
-		}, "", true},
+		}, "key-group offset -1 outside the stream", true},
 		{"key-group offsets decreasing", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) {
 				nz := nonZeroOffsets(firstKeyed(t, m))
 				*nz[len(nz)-1] = *nz[0] // the last block's offset points at the first block
 			})
-		}, "", true},
+		}, "key-group prefix", true},
 		// Open finding: Flink's restore also skips key groups whose offset is 0, so this is read
 		// as "no entries" and the block's bytes are silently ignored by dump and migrate. Only a
 		// check that the blocks tile the stream (keyed.Subtask.Entries) would catch it.
@@ -271,10 +271,10 @@ func TestHostileSavepoints(t *testing.T) {
 			p := filepath.Join(sp, sf)
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, b[:len(b)/2], 0o644)
-		}, "", false},
+		}, "(truncated or replaced?)", false},
 		{"state file missing", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			os.Remove(filepath.Join(sp, sf))
-		}, "", false},
+		}, "no such file", false},
 		{"state file is a named pipe", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			os.Remove(filepath.Join(sp, sf))
 			if err := syscall.Mkfifo(filepath.Join(sp, sf), 0o644); err != nil {
@@ -289,10 +289,10 @@ func TestHostileSavepoints(t *testing.T) {
 		}, "not a regular file", false},
 		{"wrong magic", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			patchI32(t, filepath.Join(sp, "_metadata"), 0, 0xCAFEBABE)
-		}, "magic", false},
+		}, "magic: want 0x4960672d", false},
 		{"unknown version", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			patchI32(t, filepath.Join(sp, "_metadata"), 4, 99)
-		}, "version", false},
+		}, "unknown metadata version 99", false},
 		{"operator count 2^31-1", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			p := filepath.Join(sp, "_metadata")
 			b, _ := os.ReadFile(p)
@@ -301,22 +301,22 @@ func TestHostileSavepoints(t *testing.T) {
 				t.Skip("fixture has master states: the operator count is not at offset 20")
 			}
 			patchI32(t, p, 20, 1<<31-1) // magic, version, checkpoint id, 0 master states
-		}, "", false},
+		}, "numoperatorstates: count 2147483647 out of range", false},
 		{"operator count negative", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			patchI32(t, filepath.Join(sp, "_metadata"), 20, 0x80000000)
-		}, "", false},
+		}, "numoperatorstates: count -2147483648 out of range", false},
 		{"unknown keyed handle tag", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			damageTagBeforePath(t, sp, sf, 0, 99)
-		}, "tag", false},
+		}, "unknown keyed state handle tag 99", false},
 		{"unknown stream handle tag", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			damageTagBeforePath(t, sp, sf, 1, 99)
-		}, "tag", false},
+		}, "unknown stream handle tag 99", false},
 		{"inline state length 2^31-1", "operator-state", "uid:buffer-map", func(t *testing.T, sp, sf, work string) {
 			damageInlineLength(t, sp, 1<<31-1)
-		}, "", false},
+		}, "bytestream.length: count 2147483647 out of range", false},
 		{"inline state length negative", "operator-state", "uid:buffer-map", func(t *testing.T, sp, sf, work string) {
 			damageInlineLength(t, sp, 0xFFFFFFF0)
-		}, "", false},
+		}, "bytestream.length: count -16 out of range", false},
 		{"changelog handles nested 1000 deep", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) {
 				for _, op := range m.Operators {
@@ -333,7 +333,7 @@ func TestHostileSavepoints(t *testing.T) {
 					}
 				}
 			})
-		}, "nest", false},
+		}, "nested more than 16 deep", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
