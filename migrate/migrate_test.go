@@ -534,6 +534,16 @@ func TestTarget(t *testing.T) {
 	if _, err := Run(src, filepath.Join(src, "sub"), step(), Options{}); err == nil || !strings.Contains(err.Error(), "inside the source") {
 		t.Errorf("DST inside SRC: %v", err)
 	}
+	// ... also through a symbolic link to the source directory.
+	abs, _ := filepath.Abs(src)
+	link := filepath.Join(parent, "link")
+	if err := os.Symlink(abs, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(src, filepath.Join(link, "sub"), step(), Options{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("DST inside SRC through a link: %v", err)
+	}
+	os.Remove(link)
 	// An empty directory is fine, and a leftover of a killed run does not block.
 	empty := filepath.Join(parent, "empty")
 	os.MkdirAll(empty, 0o755)
