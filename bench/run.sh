@@ -6,6 +6,9 @@
 #   BENCH_QUICK=1 bench/run.sh   smaller inputs and fewer runs (a few minutes once inputs are cached)
 #   BENCH_OUT=FILE               where to write the report (default BENCHMARKS.md at the repo root)
 #   BENCH_SKIP_JAVA=1            skip the targets that need the oracle (dump and rescale peers)
+#   BENCH_SKIP_PLAN=1            skip the plan and inspect targets (no JVM in those)
+#   BENCH_DUMP_KEYS=N, BENCH_RESCALE_KEYS="N ..."   override the input sizes (keys; each key
+#                                holds 1 + 9 entries)
 #
 # Large inputs are savepoints written by a real Flink 2.3.0 job (oracle command bench-savepoint)
 # and cached under .bench/ (gitignored), so reruns do not regenerate them. Every timing is end
@@ -24,10 +27,14 @@ work="$(mktemp -d "$cache/run.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 if [ -n "$quick" ]; then
-  go_count=2; plan_runs=10; sc_runs=3; peer_runs=1; dump_keys=100000; rescale_sizes="100000"
+  go_count=2; plan_runs=10; sc_runs=3; big_sc_runs=3; peer_runs=1; big_peer_runs=1; dump_keys=100000; rescale_sizes="100000"
 else
-  go_count=3; plan_runs=20; sc_runs=5; peer_runs=2; dump_keys=1000000; rescale_sizes="100000 1000000"
+  # The Java peers take minutes per run at 10M entries on 2 cores; one run each there keeps the
+  # whole benchmark under ~30 minutes.
+  go_count=3; plan_runs=20; sc_runs=5; big_sc_runs=3; peer_runs=1; big_peer_runs=1; dump_keys=1000000; rescale_sizes="100000 1000000"
 fi
+dump_keys="${BENCH_DUMP_KEYS:-$dump_keys}"
+rescale_sizes="${BENCH_RESCALE_KEYS:-$rescale_sizes}"
 # Every benchmark savepoint has MAP_PER_KEY map entries per key besides its one value entry, so
 # KEYS keys are KEYS * (1 + MAP_PER_KEY) keyed entries: 100,000 keys = 1M, 1,000,000 = 10M.
 map_per_key=9
@@ -46,9 +53,18 @@ say() { printf '%s\n' "$*" >> "$report"; }
 timeit() {
   local name="$1" runs="$2" warmup="$3" prep="$4" cmd="$5" j="$work/h-$RANDOM.json"
   if command -v hyperfine >/dev/null 2>&1; then
+    # Each command is a small script run with -N (no shell): hyperfine then times the whole
+    # process tree and subtracts nothing (its shell-overhead correction misfires on a loaded
+    # machine and can report ~0 ms).
     local pargs=()
-    [ -n "$prep" ] && pargs=(--prepare "$prep")
-    hyperfine --style none --warmup "$warmup" --runs "$runs" "${pargs[@]}" --export-json "$j" -n "$name" "$cmd" >&2
+    printf '#!/bin/bash\n%s\n' "$cmd" > "$work/cmd-$name.sh"
+    chmod +x "$work/cmd-$name.sh"
+    if [ -n "$prep" ]; then
+      printf '#!/bin/bash\n%s\n' "$prep" > "$work/prep-$name.sh"
+      chmod +x "$work/prep-$name.sh"
+      pargs=(--prepare "$work/prep-$name.sh")
+    fi
+    hyperfine -N --style none --warmup "$warmup" --runs "$runs" "${pargs[@]}" --export-json "$j" -n "$name" "$work/cmd-$name.sh" >&2
     jq -r '.results[0] | "\(.mean*1000) \(.min*1000) \((.stddev // 0)*1000) \((.user + .system)*1000)"' "$j"
   else
     local i t0 t1 d sum=0 sumsq=0 min=""
@@ -64,12 +80,12 @@ timeit() {
   fi
 }
 
-# peak_rss_mib CMD -> runs CMD once under /usr/bin/time -v, prints its peak RSS in MiB
-peak_rss_mib() {
-  local t="$work/time-$RANDOM.txt"
-  /usr/bin/time -v -o "$t" bash -c "$1" >/dev/null
-  awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); printf "%.1f\n", $2 / 1024 }' "$t"
-}
+# Every timed command runs under `/usr/bin/time -v -o FILE` (a fork and a wait4, well under a
+# millisecond) so that the runs that are timed also give the peak RSS: the Java peers take
+# minutes and are not run again just for memory.
+tv() { echo "/usr/bin/time -v -o '$work/rss-$1.txt'"; }
+# rss_mib NAME -> peak RSS in MiB of the last run of the command timed as NAME
+rss_mib() { awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); printf "%.1f\n", $2 / 1024 }' "$work/rss-$1.txt"; }
 
 # verdict KIND MEASURED LIMIT: KIND "max" (measured <= limit) or "min" (measured >= limit)
 verdict() {
@@ -96,7 +112,7 @@ gobench() {
 log "building statecraft"
 go build -o "$work/statecraft" ./cmd/statecraft
 sc="$work/statecraft"
-cpu=$(awk -F: '/model name/ { sub(/^ /, "", $2); print $2; exit }' /proc/cpuinfo)
+cpu_model=$(awk -F: '/model name/ { sub(/^ /, "", $2); print $2; exit }' /proc/cpuinfo)
 mem=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 java_v=$(java -version 2>&1 | head -1)
 flink_v="(oracle not run)"
@@ -106,6 +122,7 @@ started=$(date -u '+%Y-%m-%d %H:%M UTC')
 
 # ---------- 1. plans ----------
 
+if [ -z "${BENCH_SKIP_PLAN:-}" ]; then
 log "plan ttl set --all vs jq"
 "$root/bench/plan-ttl.sh" 5000 "$plan_runs" > "$work/plan-ttl.md"
 cat "$work/plan-ttl.md" >&2
@@ -127,6 +144,8 @@ for spec in "./plan BenchmarkValidate - 100 plan validate, 5,000-node plan" \
   fi
   row "$what < $limit ms ($name${sub:+/$sub}, median of $go_count; min $(fmt "$min") ms; $((bop / 1048576)) MiB, $aop allocs/op)" "$(fmt "$med") ms (cpu $cpu ms)" "-" "-" "$(verdict max "$med" "$limit")"
 done
+
+fi
 
 # ---------- savepoints made by Flink ----------
 
@@ -150,25 +169,27 @@ if [ -z "${BENCH_SKIP_JAVA:-}" ]; then
   # ---------- 3. savepoint dump vs State Processor API ----------
   sp=$(bench_savepoint "$dump_keys")
   log "savepoint dump of $dump_keys keys vs bench-spa-dump"
-  "$sc" savepoint dump "$sp" --operator uid:bench-keyed --state count > "$work/sc-dump.jsonl"
-  "$oracle" bench-spa-dump "$sp" bench-keyed count > "$work/spa-dump.txt" 2> "$work/spa-dump.err" || { tail -30 "$work/spa-dump.err" >&2; exit 1; }
+  # The peer runs first so that a failing oracle stops the run before anything is timed; the
+  # outputs of the timed runs are then checked for the same records.
+  read -r p_mean p_min p_sd p_cpu < <(timeit spa-dump "$peer_runs" 0 "" "$(tv spa-dump) '$oracle' bench-spa-dump '$sp' bench-keyed count > '$work/spa-dump.txt' 2>'$work/spa-dump.err'")
+  dump_runs=$sc_runs; [ "$dump_keys" -ge 1000000 ] && dump_runs=$big_sc_runs
+  read -r d_mean d_min d_sd d_cpu < <(timeit statecraft-dump "$dump_runs" 1 "" "$(tv dump) '$sc' savepoint dump '$sp' --operator uid:bench-keyed --state count > '$work/sc-dump.jsonl'")
+  p_rss=$(rss_mib spa-dump); d_rss=$(rss_mib dump)
   # Same records: (key, value) pairs of both outputs, sorted, must be identical.
   sed -E 's/.*"key":([-0-9]+),.*"value":([-0-9]+).*/\1\t\2/' "$work/sc-dump.jsonl" | sort > "$work/sc-pairs"
   sort "$work/spa-dump.txt" > "$work/spa-pairs"
   if ! cmp -s "$work/sc-pairs" "$work/spa-pairs"; then
-    echo "statecraft dump and the State Processor API printed different records; not timing" >&2
+    echo "statecraft dump and the State Processor API printed different records; no result" >&2
+    tail -20 "$work/spa-dump.err" >&2
     exit 1
   fi
   n_rec=$(wc -l < "$work/sc-pairs")
   [ "$n_rec" -eq "$dump_keys" ] || { echo "dump printed $n_rec records, expected $dump_keys" >&2; exit 1; }
-  read -r d_mean d_min d_sd d_cpu < <(timeit statecraft-dump "$sc_runs" 1 "" "'$sc' savepoint dump '$sp' --operator uid:bench-keyed --state count > '$work/sc-dump.jsonl'")
-  read -r p_mean p_min p_sd p_cpu < <(timeit spa-dump "$peer_runs" 0 "" "'$oracle' bench-spa-dump '$sp' bench-keyed count > '$work/spa-dump.txt' 2>/dev/null")
-  d_rss=$(peak_rss_mib "'$sc' savepoint dump '$sp' --operator uid:bench-keyed --state count > /dev/null")
   ratio=$(awk -v a="$p_mean" -v b="$d_mean" 'BEGIN { printf "%.1f", a / b }')
   row "savepoint dump, ValueState of $dump_keys keys, end to end, >= 10x faster than the State Processor API" \
-    "$(fmt "$d_mean") ms (peak RSS $d_rss MiB)" "SPA $(fmt "$p_mean") ms" "${ratio}x" "$(verdict min "$ratio" 10)"
-  dump_section=$(printf '| statecraft savepoint dump --state count (jsonl) | %s | %s | %s | %s |\n| State Processor API job (oracle bench-spa-dump, hashmap reader, parallelism 2) | %s | %s | %s | %s |' \
-    "$sc_runs" "$(fmt "$d_mean")" "$(fmt "$d_min")" "$(fmt "$d_sd")" "$peer_runs" "$(fmt "$p_mean")" "$(fmt "$p_min")" "$(fmt "$p_sd")")
+    "$(fmt "$d_mean") ms (cpu $(fmt "$d_cpu") ms, RSS $d_rss MiB)" "SPA $(fmt "$p_mean") ms (cpu $(fmt "$p_cpu") ms, RSS $p_rss MiB)" "${ratio}x" "$(verdict min "$ratio" 10)"
+  dump_section=$(printf '| statecraft savepoint dump --state count (jsonl) | %s | %s | %s | %s | %s | %s MiB |\n| State Processor API job (oracle bench-spa-dump, hashmap reader, parallelism 2) | %s | %s | %s | %s | %s | %s MiB |' \
+    "$dump_runs" "$(fmt "$d_mean")" "$(fmt "$d_min")" "$(fmt "$d_sd")" "$(fmt "$d_cpu")" "$d_rss" "$peer_runs" "$(fmt "$p_mean")" "$(fmt "$p_min")" "$(fmt "$p_sd")" "$(fmt "$p_cpu")" "$p_rss")
   dump_input="$(basename "$sp"): $(du -sb "$sp" | awk '{ printf "%.1f MiB", $1 / 1048576 }'), $dump_keys records checked equal (key, value) before timing"
 
   # ---------- 4. migrate rescale vs State Processor API and cp -r; migrate uid ----------
@@ -178,47 +199,60 @@ if [ -z "${BENCH_SKIP_JAVA:-}" ]; then
     size=$(du -sb "$sp" | awk '{ printf "%.1f MiB", $1 / 1048576 }')
     log "migrate rescale of $entries entries ($size) vs bench-spa-rescale and cp -r"
     dst="$work/rescaled"; spa_dst="$work/spa-rescaled"; cp_dst="$work/copied"; uid_dst="$work/renamed"
-    rm -rf "$dst" "$spa_dst"
-    # Both rescaled copies must hold the same state: compare statecraft's dumps of each (keys,
-    # values and map entries), and the new max parallelism in both.
-    "$sc" migrate rescale "$sp" "$dst" --max-parallelism 256 > "$work/rescale.out"
-    "$oracle" bench-spa-rescale "$sp" "$spa_dst" 256 > "$work/spa-rescale.log" 2>&1 || { tail -30 "$work/spa-rescale.log" >&2; exit 1; }
-    for d in "$dst" "$spa_dst"; do
-      "$sc" savepoint dump "$d" --operator uid:bench-keyed | sed -E 's/"keyGroup":[0-9]+,//' | sort > "$d.dump"
+    runs_peer=$peer_runs; runs_sc=$sc_runs
+    if [ "$keys" -ge 1000000 ]; then runs_peer=$big_peer_runs; runs_sc=$big_sc_runs; fi
+    # A peer that fails (say, out of heap at this size) is reported as such, not as a time.
+    peer_ok=1
+    if ! read -r s_mean s_min s_sd s_cpu < <(timeit spa-rescale "$runs_peer" 0 "rm -rf '$spa_dst'" "$(tv spa-rescale) '$oracle' bench-spa-rescale '$sp' '$spa_dst' 256 > '$work/spa-rescale.log' 2>&1"); then
+      peer_ok=""; s_mean=0; s_min=0; s_sd=0; s_cpu=0
+      log "bench-spa-rescale failed at $entries entries:"; grep -E 'Exception|Error' "$work/spa-rescale.log" | head -5 >&2
+      spa_fail=$(grep -oE '[A-Za-z.]*(Exception|Error)[^\n]{0,80}' "$work/spa-rescale.log" | tail -1)
+    fi
+    read -r r_mean r_min r_sd r_cpu < <(timeit rescale "$runs_sc" 1 "rm -rf '$dst'" "$(tv rescale) '$sc' migrate rescale '$sp' '$dst' --max-parallelism 256 > /dev/null")
+    r_rss=$(rss_mib rescale); s_rss=0
+    [ -n "$peer_ok" ] && s_rss=$(rss_mib spa-rescale)
+    # Both rescaled copies (of the last timed runs) must hold the same state: statecraft's dumps
+    # of each (keys, values and map entries; key groups differ only by placement) are compared.
+    # Without a peer output, the rescaled copy is compared with the source instead.
+    cmp_with="$spa_dst"; [ -n "$peer_ok" ] || cmp_with="$sp"
+    for d in "$dst" "$cmp_with"; do
+      "$sc" savepoint dump "$d" --operator uid:bench-keyed | sed -E 's/"keyGroup":[0-9]+,//' | LC_ALL=C sort > "$work/$(basename "$d").dump"
     done
-    if ! cmp -s "$dst.dump" "$spa_dst.dump"; then
-      echo "statecraft rescale and the State Processor API rescale hold different state; not timing" >&2
-      diff "$dst.dump" "$spa_dst.dump" | head -5 >&2
+    if ! cmp -s "$work/$(basename "$dst").dump" "$work/$(basename "$cmp_with").dump"; then
+      echo "statecraft rescale and the State Processor API rescale hold different state; no result" >&2
       exit 1
     fi
-    got=$(wc -l < "$dst.dump")
+    got=$(wc -l < "$work/$(basename "$dst").dump")
     [ "$got" -eq "$entries" ] || { echo "rescaled savepoint holds $got entries, expected $entries" >&2; exit 1; }
-    "$sc" savepoint inspect "$dst" --json 2>/dev/null | grep -q '"maxParallelism": *256' || log "warning: could not confirm max parallelism 256 in statecraft's output with inspect --json"
-    rm -f "$dst.dump" "$spa_dst.dump"
+    rm -f "$work"/*.dump
+    for d in "$dst" ${peer_ok:+"$spa_dst"}; do
+      "$sc" savepoint inspect "$d" > "$work/inspect.txt"
+      grep -Eq 'bench-keyed +[0-9a-f]{32} +[0-9]+ +256 ' "$work/inspect.txt" || { echo "$d: bench-keyed does not have max parallelism 256" >&2; cat "$work/inspect.txt" >&2; exit 1; }
+    done
 
-    read -r r_mean r_min r_sd r_cpu < <(timeit rescale "$sc_runs" 1 "rm -rf '$dst'" "'$sc' migrate rescale '$sp' '$dst' --max-parallelism 256 > /dev/null")
-    r_rss=$(peak_rss_mib "rm -rf '$dst'; '$sc' migrate rescale '$sp' '$dst' --max-parallelism 256")
-    read -r c_mean c_min c_sd c_cpu < <(timeit cp "$sc_runs" 1 "rm -rf '$cp_dst'" "cp -r '$sp' '$cp_dst'")
-    read -r cs_mean cs_min cs_sd cs_cpu < <(timeit cp-sync "$sc_runs" 1 "rm -rf '$cp_dst'" "cp -r '$sp' '$cp_dst' && sync '$cp_dst' '$cp_dst'/*")
-    read -r s_mean s_min s_sd s_cpu < <(timeit spa-rescale "$peer_runs" 0 "rm -rf '$spa_dst'" "'$oracle' bench-spa-rescale '$sp' '$spa_dst' 256 > /dev/null 2>&1")
-    s_rss=$(peak_rss_mib "rm -rf '$spa_dst'; '$oracle' bench-spa-rescale '$sp' '$spa_dst' 256 > /dev/null 2>&1")
-    read -r u_mean u_min u_sd u_cpu < <(timeit uid "$sc_runs" 1 "rm -rf '$uid_dst'" "'$sc' migrate uid '$sp' '$uid_dst' --rename uid:bench-keyed=uid:bench-keyed-v2 > /dev/null")
-    read -r un_mean un_min un_sd un_cpu < <(timeit uid-noverify "$sc_runs" 1 "rm -rf '$uid_dst'" "'$sc' migrate uid '$sp' '$uid_dst' --rename uid:bench-keyed=uid:bench-keyed-v2 --no-verify > /dev/null")
+    read -r c_mean c_min c_sd c_cpu < <(timeit cp "$runs_sc" 1 "rm -rf '$cp_dst'" "cp -r '$sp' '$cp_dst'")
+    read -r cs_mean cs_min cs_sd cs_cpu < <(timeit cp-sync "$runs_sc" 1 "rm -rf '$cp_dst'" "cp -r '$sp' '$cp_dst' && sync '$cp_dst' '$cp_dst'/*")
+    read -r u_mean u_min u_sd u_cpu < <(timeit uid "$runs_sc" 1 "rm -rf '$uid_dst'" "'$sc' migrate uid '$sp' '$uid_dst' --rename uid:bench-keyed=uid:bench-keyed-v2 > /dev/null")
+    read -r un_mean un_min un_sd un_cpu < <(timeit uid-noverify "$runs_sc" 1 "rm -rf '$uid_dst'" "'$sc' migrate uid '$sp' '$uid_dst' --rename uid:bench-keyed=uid:bench-keyed-v2 --no-verify > /dev/null")
     links=$(find "$uid_dst" -type f -links +1 | wc -l)
 
     spa_ratio=$(awk -v a="$s_mean" -v b="$r_mean" 'BEGIN { printf "%.1f", a / b }')
     cp_ratio=$(awk -v a="$r_mean" -v b="$c_mean" 'BEGIN { printf "%.2f", a / b }')
     label="$entries entries ($size)"
-    row "migrate rescale 128->256, $label: >= 20x faster than the State Processor API" "$(fmt "$r_mean") ms" "SPA $(fmt "$s_mean") ms" "${spa_ratio}x" "$(verdict min "$spa_ratio" 20)"
+    if [ -n "$peer_ok" ]; then
+      row "migrate rescale 128->256, $label: >= 20x faster than the State Processor API" "$(fmt "$r_mean") ms (cpu $(fmt "$r_cpu") ms)" "SPA $(fmt "$s_mean") ms (cpu $(fmt "$s_cpu") ms)" "${spa_ratio}x" "$(verdict min "$spa_ratio" 20)"
+    else
+      row "migrate rescale 128->256, $label: >= 20x faster than the State Processor API" "$(fmt "$r_mean") ms (cpu $(fmt "$r_cpu") ms)" "SPA failed: $spa_fail" "-" "NO PEER"
+    fi
     row "migrate rescale 128->256, $label: within 3x of cp -r" "$(fmt "$r_mean") ms" "cp -r $(fmt "$c_mean") ms (with fsync $(fmt "$cs_mean") ms)" "${cp_ratio}x cp -r" "$(verdict max "$cp_ratio" 3)"
     row "migrate rescale, $label: peak RSS < 256 MiB" "$r_rss MiB" "SPA JVM $s_rss MiB" "-" "$(verdict max "$r_rss" 256)"
-    row "migrate uid (hard links, verification on), $label: < 100 ms" "$(fmt "$u_mean") ms" "--no-verify $(fmt "$un_mean") ms" "$links files hard-linked" "$(verdict max "$u_mean" 100)"
-    rescale_rows+=$(printf '| %s | statecraft migrate rescale | %s | %s | %s | %s | %s MiB |\n' "$label" "$sc_runs" "$(fmt "$r_mean")" "$(fmt "$r_min")" "$(fmt "$r_sd")" "$r_rss")$'\n'
-    rescale_rows+=$(printf '| %s | State Processor API job (oracle bench-spa-rescale) | %s | %s | %s | %s | %s MiB |\n' "$label" "$peer_runs" "$(fmt "$s_mean")" "$(fmt "$s_min")" "$(fmt "$s_sd")" "$s_rss")$'\n'
-    rescale_rows+=$(printf '| %s | cp -r | %s | %s | %s | %s | - |\n' "$label" "$sc_runs" "$(fmt "$c_mean")" "$(fmt "$c_min")" "$(fmt "$c_sd")")$'\n'
-    rescale_rows+=$(printf '| %s | cp -r, then fsync of every copied file | %s | %s | %s | %s | - |\n' "$label" "$sc_runs" "$(fmt "$cs_mean")" "$(fmt "$cs_min")" "$(fmt "$cs_sd")")$'\n'
-    rescale_rows+=$(printf '| %s | statecraft migrate uid (hard links, verify) | %s | %s | %s | %s | - |\n' "$label" "$sc_runs" "$(fmt "$u_mean")" "$(fmt "$u_min")" "$(fmt "$u_sd")")$'\n'
-    rescale_rows+=$(printf '| %s | statecraft migrate uid --no-verify | %s | %s | %s | %s | - |\n' "$label" "$sc_runs" "$(fmt "$un_mean")" "$(fmt "$un_min")" "$(fmt "$un_sd")")$'\n'
+    row "migrate uid (hard links, verification on), $label: < 100 ms" "$(fmt "$u_mean") ms (cpu $(fmt "$u_cpu") ms)" "--no-verify $(fmt "$un_mean") ms (cpu $(fmt "$un_cpu") ms)" "$links files hard-linked" "$(verdict max "$u_mean" 100)"
+    rescale_rows+=$(printf '| %s | statecraft migrate rescale | %s | %s | %s | %s | %s | %s MiB |\n' "$label" "$runs_sc" "$(fmt "$r_mean")" "$(fmt "$r_min")" "$(fmt "$r_sd")" "$(fmt "$r_cpu")" "$r_rss")$'\n'
+    rescale_rows+=$(printf '| %s | State Processor API job (oracle bench-spa-rescale, hashmap, parallelism 2) | %s | %s | %s | %s | %s | %s MiB |\n' "$label" "$runs_peer" "$(fmt "$s_mean")" "$(fmt "$s_min")" "$(fmt "$s_sd")" "$(fmt "$s_cpu")" "$s_rss")$'\n'
+    rescale_rows+=$(printf '| %s | cp -r | %s | %s | %s | %s | %s | - |\n' "$label" "$runs_sc" "$(fmt "$c_mean")" "$(fmt "$c_min")" "$(fmt "$c_sd")" "$(fmt "$c_cpu")")$'\n'
+    rescale_rows+=$(printf '| %s | cp -r, then fsync of every copied file | %s | %s | %s | %s | %s | - |\n' "$label" "$runs_sc" "$(fmt "$cs_mean")" "$(fmt "$cs_min")" "$(fmt "$cs_sd")" "$(fmt "$cs_cpu")")$'\n'
+    rescale_rows+=$(printf '| %s | statecraft migrate uid (hard links, verify) | %s | %s | %s | %s | %s | - |\n' "$label" "$runs_sc" "$(fmt "$u_mean")" "$(fmt "$u_min")" "$(fmt "$u_sd")" "$(fmt "$u_cpu")")$'\n'
+    rescale_rows+=$(printf '| %s | statecraft migrate uid --no-verify | %s | %s | %s | %s | %s | - |\n' "$label" "$runs_sc" "$(fmt "$un_mean")" "$(fmt "$un_min")" "$(fmt "$un_sd")" "$(fmt "$un_cpu")")$'\n'
     gen="$(cat "$sp.gen-seconds" 2>/dev/null || echo '?')"
     rescale_inputs+="- \`$(basename "$sp")\`: $keys keys x (1 value + $map_per_key map entries) = $entries entries, $size, generated by Flink in ${gen} s"$'\n'
     rm -rf "$dst" "$spa_dst" "$cp_dst" "$uid_dst"
@@ -235,7 +269,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "as its peer, on the same input, after checking that both produce the same result."
   echo
   echo "- date: $started"
-  echo "- machine: $(nproc) cores ($cpu), $mem memory; load average $load_before at start, $load_after at end (other jobs share this machine, so absolute times carry noise)"
+  echo "- machine: $(nproc) cores ($cpu_model), $mem memory; load average $load_before at start, $load_after at end (other jobs share this machine, so absolute times carry noise)"
   echo "- $(go version | cut -d' ' -f3-4), $java_v, Flink $flink_v (oracle, local MiniCluster)"
   echo "- timing: $(command -v hyperfine >/dev/null && hyperfine --version || echo 'date +%s%N loop'); page cache warm; peak RSS from /usr/bin/time -v"
   echo
@@ -245,17 +279,19 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "|---|---:|---:|---:|---|"
   awk -F'\t' '{ printf "| %s | %s | %s | %s | **%s** |\n", $1, $2, $3, $4, $5 }' "$results"
   echo
-  echo "## plan ttl set --all against jq (bench/plan-ttl.sh)"
-  echo
-  sed 's/^### /**/; s/)$/)**/' "$work/plan-ttl.md"
-  echo
+  if [ -f "$work/plan-ttl.md" ]; then
+    echo "## plan ttl set --all against jq (bench/plan-ttl.sh)"
+    echo
+    sed 's/^### /**/; s/)$/)**/' "$work/plan-ttl.md"
+    echo
+  fi
   if [ -n "$dump_section" ]; then
     echo "## savepoint dump against the State Processor API"
     echo
     echo "Input: $dump_input. Both print one line per key of the ValueState \`count\`."
     echo
-    echo "| tool | runs | mean (ms) | min (ms) | stddev (ms) |"
-    echo "|---|---:|---:|---:|---:|"
+    echo "| tool | runs | mean (ms) | min (ms) | stddev (ms) | cpu user+sys (ms) | peak RSS |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
     echo "$dump_section"
     echo
     echo "## migrate rescale (max parallelism 128 -> 256) against the State Processor API and cp -r"
@@ -267,15 +303,16 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
     echo "Before timing, statecraft's and the State Processor API's rescaled savepoints are dumped and must hold the same entries."
     echo "statecraft verifies its output (re-reads it, compares counts and checksums) and fsyncs it; plain cp -r does neither."
     echo
-    echo "| input | tool | runs | mean (ms) | min (ms) | stddev (ms) | peak RSS |"
-    echo "|---|---|---:|---:|---:|---:|---:|"
+    echo "| input | tool | runs | mean (ms) | min (ms) | stddev (ms) | cpu user+sys (ms) | peak RSS |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|"
     printf '%s' "$rescale_rows"
     echo
   fi
+  if [ -f "$root/bench/notes.md" ]; then cat "$root/bench/notes.md"; echo; fi
   echo "## Go benchmarks (raw)"
   echo
   echo '```'
-  cat "$work"/gobench-*.txt | grep -E '^Benchmark'
+  cat "$work"/gobench-*.txt 2>/dev/null | grep -E '^Benchmark' || echo "(not run)"
   echo '```'
 } > "$report"
 cp "$report" "$out_md"
