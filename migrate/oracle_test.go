@@ -295,3 +295,16 @@ func TestOracleRetypes(t *testing.T) {
 	e.state(nouid.ID.String(), "hits")["valueType"] = "Long"
 	judge(t, dst, e)
 }
+
+// TestOracleTTLCollections: a TTL map's values narrowed to Integer and the operator rescaled to
+// 300 key groups on 3 subtasks; Flink restores them into TTL-enabled descriptors of the new type.
+func TestOracleTTLCollections(t *testing.T) {
+	oracleOnly(t)
+	op := mustSel(t, "uid:ttl-collections")
+	dst, _ := run(t, fixture(t, "keyed-ttl-collections"), Options{},
+		&Retype{Operator: op, State: "attrs", To: "Integer"}, &Rescale{MaxParallelism: 300, Parallelism: 3})
+	e := loadExpect(t, "keyed-ttl-collections")
+	e.state(op.ID.String(), "attrs")["valueType"] = "Integer"
+	e.rescale(op.ID.String(), 300, 3, true)
+	judge(t, dst, e)
+}
