@@ -60,6 +60,7 @@ fixtures:
 	$(ORACLE) metadata-versions testdata/savepoints testdata/metadata-versions
 	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
+	$(ORACLE) upgrade-fixture testdata/upgrades
 
 bench:
 	bench/run.sh

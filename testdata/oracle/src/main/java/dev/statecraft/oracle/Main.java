@@ -28,6 +28,8 @@ public final class Main {
         COMMANDS.put("metadata-versions", "dev.statecraft.oracle.metadata.MetadataVersions");
         COMMANDS.put("metadata-handles", "dev.statecraft.oracle.metadata.MetadataHandles");
         COMMANDS.put("uid-hashes", "dev.statecraft.oracle.metadata.UidHashes");
+        COMMANDS.put("upgrade-fixture", "dev.statecraft.oracle.bridge.UpgradeFixture");
+        COMMANDS.put("judge-restore", "dev.statecraft.oracle.bridge.JudgeRestore");
     }
 
     public static void main(String[] args) throws Exception {
