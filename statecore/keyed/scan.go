@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
@@ -30,6 +31,9 @@ func OpenSubtasks(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]*Subta
 		for _, c := range closers {
 			c()
 		}
+	}
+	if err := checkRanges(op); err != nil {
+		return nil, nil, err
 	}
 	for _, st := range op.Subtasks {
 		if st == nil || st.Finished || st.ManagedKeyed == nil {
@@ -68,6 +72,36 @@ func OpenSubtasks(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]*Subta
 			Decoder: NewDecoder(h, s.Name, int(op.MaxParallelism)), src: s, size: s.Size()})
 	}
 	return out, closeAll, nil
+}
+
+// checkRanges refuses key-groups handles of one operator whose ranges overlap or leave
+// [0, max parallelism): Flink gives each subtask its own range, so a key group claimed twice (a
+// handle repeated into another subtask) would be read twice, and its entries duplicated by a
+// dump or a migration.
+func checkRanges(op *metadata.OperatorState) error {
+	type claim struct{ start, end, sub int32 }
+	var cs []claim
+	for _, st := range op.Subtasks {
+		if st == nil || st.Finished {
+			continue
+		}
+		kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
+		if !ok || kh.Range.Num == 0 {
+			continue
+		}
+		start, end := int64(kh.Range.Start), int64(kh.Range.Start)+int64(kh.Range.Num)
+		if start < 0 || end > int64(op.MaxParallelism) {
+			return fmt.Errorf("operator %s subtask %d: key groups [%d, %d) outside [0, %d) (the max parallelism)", op.ID, st.Index, start, end, op.MaxParallelism)
+		}
+		cs = append(cs, claim{int32(start), int32(end), st.Index})
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].start < cs[j].start })
+	for i := 1; i < len(cs); i++ {
+		if cs[i].start < cs[i-1].end {
+			return fmt.Errorf("operator %s: subtasks %d and %d both claim key group %d (overlapping key-group ranges)", op.ID, cs[i-1].sub, cs[i].sub, cs[i].start)
+		}
+	}
+	return nil
 }
 
 // Entries reads every block of the subtask in key-group order and calls fn with each raw entry.
