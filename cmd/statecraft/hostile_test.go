@@ -317,6 +317,17 @@ func TestHostileSavepoints(t *testing.T) {
 		{"inline state length negative", "operator-state", "uid:buffer-map", func(t *testing.T, sp, sf, work string) {
 			damageInlineLength(t, sp, 0xFFFFFFF0)
 		}, "bytestream.length: count -16 out of range", false},
+		{"two subtasks share one keyed handle (repeated key-group range)", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
+			editMetadata(t, sp, func(m *metadata.Metadata) {
+				for _, op := range m.Operators {
+					if len(op.Subtasks) == 2 && op.Subtasks[0].ManagedKeyed != nil {
+						op.Subtasks[1].ManagedKeyed = op.Subtasks[0].ManagedKeyed
+						return
+					}
+				}
+				t.Fatal("no keyed operator with two subtasks")
+			})
+		}, "overlapping key-group ranges", true},
 		{"changelog handles nested 1000 deep", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			editMetadata(t, sp, func(m *metadata.Metadata) {
 				for _, op := range m.Operators {
