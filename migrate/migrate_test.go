@@ -1167,3 +1167,29 @@ func TestRetypeTTLCollections(t *testing.T) {
 		t.Errorf("attrs: %s", vt)
 	}
 }
+
+// TestRetypeTupleField: field f0 of Tuple2<Integer, String> values widened to Long.
+func TestRetypeTupleField(t *testing.T) {
+	src := fixture(t, "types-hashmap")
+	sk := mustSel(t, "uid:string-keyed")
+	dst, _ := run(t, src, Options{}, &Retype{Operator: sk, State: "pair", Field: "f0", To: "Long"})
+	in, out := open(t, src), open(t, dst)
+	sameMultiset(t, "pair", decoded(t, in, sk)["pair"], decoded(t, out, sk)["pair"])
+	if vt := valueType(t, out, sk, "pair"); vt != "Tuple2<Long, String>" {
+		t.Errorf("pair: %s", vt)
+	}
+	for _, c := range []struct {
+		step *Retype
+		want string
+	}{
+		{&Retype{Operator: sk, State: "pair", Field: "f1", To: "Long"}, "does not parse"},
+		{&Retype{Operator: sk, State: "pair", Field: "f2", To: "Long"}, "want f0..f1"},
+		{&Retype{Operator: sk, State: "session", Field: "f0", To: "Long"}, "not a tuple"},
+		{&Retype{Operator: sk, State: "pair", Field: "f0"}, "give the new value type"},
+	} {
+		_, err := Run(src, filepath.Join(t.TempDir(), "out"), []Step{c.step}, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.step.Describe(), err, c.want)
+		}
+	}
+}

@@ -280,16 +280,20 @@ func TestOracleOperatorState(t *testing.T) {
 }
 
 // TestOracleRetypes: on the RocksDB-made types savepoint, restored by the RocksDB backend, a
-// map's Long keys and a list's Long elements narrowed to Integer and the no-UID operator's
-// Integer value widened to Long; Flink restores a job declaring the new types.
+// map's Long keys and a list's Long elements narrowed to Integer, the no-UID operator's Integer
+// value widened to Long and field f0 of a Tuple2<Integer, String> value widened to Long; Flink
+// restores a job declaring the new types.
 func TestOracleRetypes(t *testing.T) {
 	oracleOnly(t)
 	lk, nouid := mustSel(t, "uid:long-keyed"), mustSel(t, "hash:5534c038c66cc9b701311c8cdd8de69b")
+	sk := mustSel(t, "uid:string-keyed")
 	dst, _ := run(t, fixture(t, "types-rocksdb"), Options{},
 		&Retype{Operator: lk, State: "byName", KeyTo: "Integer"},
 		&Retype{Operator: lk, State: "history", To: "Integer"},
-		&Retype{Operator: nouid, State: "hits", To: "Long"})
+		&Retype{Operator: nouid, State: "hits", To: "Long"},
+		&Retype{Operator: sk, State: "pair", Field: "f0", To: "Long"})
 	e := loadExpect(t, "types-rocksdb")
+	e.state(sk.ID.String(), "pair")["valueType"] = "Tuple2<Long,String>"
 	e.state(lk.ID.String(), "byName")["userKeyType"] = "Integer"
 	e.state(lk.ID.String(), "history")["valueType"] = "Integer"
 	e.state(nouid.ID.String(), "hits")["valueType"] = "Long"

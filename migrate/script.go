@@ -27,6 +27,7 @@ import (
 //	      operators: ["uid:counter"] # optional: default every keyed operator
 //	  - retype: {operator: "uid:counter", state: count, to: Long}
 //	  - retype: {operator: "uid:counter", state: byId, key-to: Long}  # a map's key type
+//	  - retype: {operator: "uid:counter", state: pair, field: f0, to: Long}  # a tuple field
 //	  - rename-state: {operator: "uid:counter", from: seen, to: seen-v2}
 //	  - drop-state: {operator: "uid:counter", state: names}
 //	  - drop-operator: {operator: "uid:legacy"}
@@ -77,7 +78,7 @@ func ParseScript(r io.Reader, name string) ([]Step, error) {
 var stepFields = map[string][]string{
 	"rename-uid":    {"from", "to", "renames"},
 	"rescale":       {"*max-parallelism", "parallelism", "operators"},
-	"retype":        {"*operator", "*state", "to", "key-to"},
+	"retype":        {"*operator", "*state", "to", "key-to", "field"},
 	"rename-state":  {"*operator", "*from", "*to"},
 	"drop-state":    {"*operator", "*state"},
 	"drop-operator": {"*operator"},
@@ -93,6 +94,7 @@ type stepSpec struct {
 	Operator       string                      `yaml:"operator"`
 	State          string                      `yaml:"state"`
 	KeyTo          string                      `yaml:"key-to"`
+	Field          string                      `yaml:"field"`
 }
 
 func parseStep(n *yaml.Node) (Step, error) {
@@ -167,7 +169,7 @@ func parseStep(n *yaml.Node) (Step, error) {
 	}
 	switch kind {
 	case "retype":
-		return &Retype{Operator: op, State: sp.State, To: sp.To, KeyTo: sp.KeyTo}, nil
+		return &Retype{Operator: op, State: sp.State, To: sp.To, KeyTo: sp.KeyTo, Field: sp.Field}, nil
 	case "rename-state":
 		return &RenameState{Operator: op, From: sp.From, To: sp.To}, nil
 	case "drop-state":

@@ -170,12 +170,17 @@ type Retype struct {
 	State    string
 	To       string // new value type: Integer, Long, Short, Byte, Float, Double, Boolean ("": keep)
 	KeyTo    string // new map key type ("": keep); the same conversions, applied to map keys
+	// Field, when set (f0, f1, ...), applies To to one field of a Flink tuple value instead of
+	// the whole value: Tuple2<Integer, String> with Field f0, To Long gives Tuple2<Long, String>.
+	Field string
 }
 
 // Describe implements Step.
 func (r *Retype) Describe() string {
 	s := fmt.Sprintf("retype %s %q", r.Operator, r.State)
-	if r.To != "" {
+	if r.To != "" && r.Field != "" {
+		s += " field " + r.Field + " -> " + r.To
+	} else if r.To != "" {
 		s += " values -> " + r.To
 	}
 	if r.KeyTo != "" {
@@ -210,6 +215,9 @@ func typeOfClass(class string) string {
 func (r *Retype) apply(s *session) (*StepReport, error) {
 	if r.To == "" && r.KeyTo == "" {
 		return nil, fmt.Errorf("give the new value type, the new map key type, or both")
+	}
+	if r.Field != "" && r.To == "" {
+		return nil, fmt.Errorf("field %q: give its new type (to)", r.Field)
 	}
 	for _, t := range []string{r.To, r.KeyTo} {
 		if _, ok := simpleTypes[t]; t != "" && (!ok || t == "String") {
@@ -264,7 +272,25 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 		}
 		var swaps []swap
 		if r.To != "" {
-			swaps = append(swaps, swap{serializer.UnwrapTTL(elem), r.To, "values", &rs.from, &rs.fromCodec})
+			target, what := serializer.UnwrapTTL(elem), "values"
+			if r.Field != "" {
+				// A field of a Flink tuple value: its fields are written one after the other
+				// (TupleSerializer), with no null flags.
+				tup := target
+				if tup == nil || tup.Class != snapTuple {
+					return nil, nil, fmt.Errorf("%s: state %q holds %s, not a tuple; field %q names a tuple field", name, r.State, serializer.JavaType(tup), r.Field)
+				}
+				idx, err := strconv.Atoi(strings.TrimPrefix(r.Field, "f"))
+				if !strings.HasPrefix(r.Field, "f") || err != nil || idx < 0 || idx >= len(tup.Nested) {
+					return nil, nil, fmt.Errorf("state %q: field %q: want f0..f%d of %s", r.State, r.Field, len(tup.Nested)-1, serializer.JavaType(tup))
+				}
+				rs.field = idx
+				for _, n := range tup.Nested {
+					rs.fields = append(rs.fields, serializer.NewCodec(n))
+				}
+				target, what = tup.Nested[idx], "values of field "+r.Field
+			}
+			swaps = append(swaps, swap{target, r.To, what, &rs.from, &rs.fromCodec})
 		}
 		if r.KeyTo != "" {
 			swaps = append(swaps, swap{vs.Nested[0], r.KeyTo, "map keys", &rs.keyFrom, &rs.keyCodec})
@@ -403,6 +429,9 @@ type retypeState struct {
 	keyFrom   string // map key types ("" when unchanged)
 	keyTo     string
 	keyCodec  serializer.Codec
+	// fields are the codecs of a tuple value's fields when one field (index field) is retyped.
+	fields []serializer.Codec
+	field  int
 }
 
 // convert rewrites one stored value:
@@ -416,6 +445,25 @@ func (rs *retypeState) convert(val []byte) ([]byte, error) {
 	one := func() error {
 		if rs.ttl {
 			out = append(out, in.Bytes(8, "ttl timestamp")...)
+		}
+		if rs.fields != nil {
+			for j, c := range rs.fields {
+				start := in.Pos
+				v := c.Decode(in)
+				if err := in.Err(); err != nil {
+					return err
+				}
+				if j != rs.field {
+					out = append(out, in.B[start:in.Pos]...)
+					continue
+				}
+				b, err := convertValue(v, rs.from, rs.to)
+				if err != nil {
+					return fmt.Errorf("field f%d: %w", j, err)
+				}
+				out = append(out, b...)
+			}
+			return nil
 		}
 		v := rs.fromCodec.Decode(in)
 		if err := in.Err(); err != nil {

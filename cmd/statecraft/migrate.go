@@ -85,10 +85,11 @@ func init() {
 				&cli.StringFlag{Name: "state", Usage: "the keyed state's name", Required: true},
 				&cli.StringFlag{Name: "to", Usage: "new value type: Integer, Long, Short, Byte, Float, Double or Boolean"},
 				&cli.StringFlag{Name: "key-to", Usage: "new map key type (map states), same types"},
+				&cli.StringFlag{Name: "field", Usage: "f0, f1, ...: apply --to to one field of a tuple value"},
 			}, migrateFlags()...),
 			Action: func(c *cli.Context) error {
 				return runOneStep(c, "migrate retype", func(op migrate.Selector) migrate.Step {
-					return &migrate.Retype{Operator: op, State: c.String("state"), To: c.String("to"), KeyTo: c.String("key-to")}
+					return &migrate.Retype{Operator: op, State: c.String("state"), To: c.String("to"), KeyTo: c.String("key-to"), Field: c.String("field")}
 				})
 			},
 		}
