@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/statecraft/statecraft/bridge"
+	"github.com/statecraft/statecraft/internal/safeio"
+	"github.com/statecraft/statecraft/plan"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/urfave/cli/v2"
+)
+
+// upgradeFlags are the flags of `plan upgrade`, and what `plan diff --savepoint` passes on.
+func upgradeFlags() []cli.Flag {
+	return append(uidOptionFlags(),
+		&cli.StringFlag{Name: "savepoint", Usage: "savepoint `PATH` taken while OLD ran (directory or its _metadata)"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the migration script to `SCRIPT` (default: print it)"},
+		&cli.IntFlag{Name: "max-parallelism", Usage: "NEW job's pipeline.max-parallelism, when it sets one"},
+		&cli.BoolFlag{Name: "json", Usage: "print JSON (renames, blocked nodes, restore checks before/after)"},
+	)
+}
+
+func init() {
+	register([]string{"plan"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "upgrade",
+			Usage:     "carry a savepoint taken under OLD over to NEW: a migration script renaming its operators to NEW's UIDs",
+			ArgsUsage: "OLD NEW --savepoint PATH [-o SCRIPT]",
+			Description: "Matches NEW's nodes with OLD's (plan diff), and for every stateful node that kept its state\n" +
+				"layout but whose operator UID changed (ids renumbered, stateless nodes added, TTLs changed)\n" +
+				"writes a rename-uid step for the savepoint's operator (run it with statecraft migrate run\n" +
+				"SCRIPT SRC DST). A node whose state layout changed gets no rename: it is listed as blocked.\n" +
+				"Then checks, as savepoint check does, whether Flink restores the savepoint under NEW before\n" +
+				"and after the renames. Exit 0: it restores after the script; 2: blocked state or refused.",
+			Flags: upgradeFlags(),
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 2 {
+					return withCode(exitFailure, fmt.Errorf("plan upgrade: want two arguments OLD NEW (compiled plan JSON files), got %d", c.NArg()))
+				}
+				if c.String("savepoint") == "" {
+					return withCode(exitFailure, fmt.Errorf("plan upgrade: --savepoint PATH is required (the savepoint taken while OLD ran)"))
+				}
+				if c.Args().Get(0) == "-" && c.Args().Get(1) == "-" {
+					return withCode(exitFailure, fmt.Errorf("plan upgrade: only one of OLD and NEW can be - (stdin)"))
+				}
+				oldp, err := readPlanArg(c, c.Args().Get(0))
+				if err != nil {
+					return err
+				}
+				newp, err := readPlanArg(c, c.Args().Get(1))
+				if err != nil {
+					return err
+				}
+				return runUpgrade(c, c.App.Writer, oldp, newp)
+			},
+		}
+	})
+}
+
+// runUpgrade is `plan upgrade`; `plan diff --savepoint` calls it after printing the diff.
+func runUpgrade(c *cli.Context, w io.Writer, oldp, newp *plan.Plan) error {
+	mp := c.Int("max-parallelism")
+	if mp < 0 || mp > 32768 {
+		return withCode(exitFailure, fmt.Errorf("--max-parallelism %d: want 1..32768", mp))
+	}
+	opts, err := uidOptions(c)
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	sp, err := savepoint.Open(c.String("savepoint"))
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	defer sp.Close()
+	r, err := bridge.Upgrade(oldp, newp, opts, sp, bridge.CheckOptions{MaxParallelism: mp})
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	script := r.Script(fmt.Sprintf("savepoint %s (checkpoint %d), taken under %s", sp.Dir, sp.Metadata.CheckpointID, oldp.File),
+		"so that it restores under "+newp.File+" (statecraft plan upgrade)")
+	out := c.String("output")
+	if out != "" {
+		if err := safeio.WriteFile(out, script, 0o644); err != nil {
+			return withCode(exitFailure, fmt.Errorf("write script: %w", err))
+		}
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		v := struct {
+			Savepoint string `json:"savepoint"`
+			Script    string `json:"script"`
+			*bridge.UpgradeReport
+		}{sp.Dir, string(script), r}
+		if err := enc.Encode(v); err != nil {
+			return withCode(exitFailure, err)
+		}
+	} else {
+		writeUpgrade(w, sp, r, script, out)
+	}
+	if len(r.Blocked) > 0 || !r.After.Restores {
+		return withCode(exitFindings, nil)
+	}
+	return nil
+}
+
+func writeUpgrade(w io.Writer, sp *savepoint.Savepoint, r *bridge.UpgradeReport, script []byte, out string) {
+	fmt.Fprintf(w, "\nSavepoint %s (checkpoint %d, %d operators)\n", sp.Dir, sp.Metadata.CheckpointID, len(sp.Metadata.Operators))
+	if len(r.Renames) == 0 {
+		fmt.Fprintln(w, "  no operator needs a new UID")
+	}
+	for _, rn := range r.Renames {
+		note := "holds no state"
+		if rn.HasState {
+			note = "holds state"
+		}
+		fmt.Fprintf(w, "  rename  node %d -> %d %s: %s (%s) -> %s (%s), %s\n", rn.OldNode, rn.Node, rn.Type, rn.From, rn.FromHash, rn.To, rn.ToHash, note)
+	}
+	for _, b := range r.Blocked {
+		fmt.Fprintf(w, "  blocked %s: %s\n", b.Type, b.Reason)
+	}
+	fmt.Fprintf(w, "  restore under NEW as it is:        %s\n", restoreWord(r.Before))
+	fmt.Fprintf(w, "  restore under NEW after the script: %s\n", restoreWord(r.After))
+	for _, f := range r.After.Findings {
+		if f.Severity == bridge.SevError {
+			fmt.Fprintf(w, "    %s: %s\n", f.Severity, f.Message)
+		}
+	}
+	if out != "" {
+		fmt.Fprintf(w, "  script written to %s (statecraft migrate run %s %s DST)\n", out, out, sp.Dir)
+	} else {
+		fmt.Fprintf(w, "\n%s", script)
+	}
+}
+
+func restoreWord(r *bridge.Report) string {
+	if r.Restores {
+		return "restores"
+	}
+	return fmt.Sprintf("refused (%d errors)", r.Count(bridge.SevError))
+}
