@@ -111,6 +111,12 @@ func init() {
 				&cli.StringFlag{Name: "fail-on", Usage: "exit 2 when the verdict is `VERDICT` or worse: ttl-only, compatible, uid-remap, incompatible, any"},
 				&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour: auto (terminal and no NO_COLOR), always, never"},
 				&cli.BoolFlag{Name: "all", Usage: "also list unchanged nodes"},
+				// --savepoint hands over to plan upgrade (plan_diff_savepoint.go) after the diff.
+				&cli.StringFlag{Name: "savepoint", Usage: "savepoint `PATH` taken under OLD: also write the migration script that renames its operators for NEW (as plan upgrade; -o SCRIPT)"},
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "with --savepoint: write the migration script to `SCRIPT`"},
+				&cli.IntFlag{Name: "max-parallelism", Usage: "with --savepoint: NEW job's pipeline.max-parallelism, when it sets one"},
+				&cli.StringFlag{Name: "uid-format", Usage: "with --savepoint: session table.exec.uid.format of NEW"},
+				&cli.StringFlag{Name: "uid-generation", Usage: "with --savepoint: session table.exec.uid.generation of NEW"},
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 2 {
@@ -152,6 +158,14 @@ func init() {
 					writeUnified(w, plan.UnifiedDiff(oldp.File, newp.File, oldp.Raw, newp.Raw, 3), newPalette(color))
 				default:
 					writeDiff(w, r, newPalette(color), c.Bool("all"))
+				}
+				if c.String("savepoint") != "" {
+					if c.Bool("text") {
+						return withCode(exitFailure, fmt.Errorf("plan diff: --savepoint needs the semantic diff, not --text"))
+					}
+					if err := runUpgrade(c, w, oldp, newp); err != nil {
+						return err
+					}
 				}
 				if gate && r.Verdict >= failOn {
 					return withCode(exitFindings, nil)
