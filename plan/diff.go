@@ -560,13 +560,8 @@ func versionBefore(v string, major, minor int) (before, known bool) {
 	return x < major || x == major && y < minor, true
 }
 
-// clip cuts s to n bytes for one-line reasons.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}
+// clip cuts s to n runes for one-line reasons.
+func clip(s string, n int) string { return shortText(s, n) }
 
 func edgeText(e EdgeChange) string {
 	r := e.New
