@@ -204,9 +204,44 @@ func lineCol(data []byte, off int) (int, int) {
 	return line, col
 }
 
+// maxJSONDepth is the deepest nesting of objects and arrays Flink 2.3.0 reads: its shaded
+// Jackson's StreamReadConstraints.DEFAULT_MAX_DEPTH. gjson validates recursively, so a deeper
+// document must be refused before it reaches gjson (10 million "[" overflow the stack).
+const maxJSONDepth = 1000
+
+// deeperThan returns the offset of the first '{' or '[' (outside strings) that opens a level
+// deeper than max, or -1.
+func deeperThan(data []byte, max int) int {
+	depth, inStr := 0, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inStr:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return i
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return -1
+}
+
 // Parse reads a compiled plan. It fails only when data is not JSON or not a compiled plan
 // (no "nodes" array); everything else it can read around is recorded in Plan.Problems.
 func Parse(file string, data []byte) (*Plan, error) {
+	if off := deeperThan(data, maxJSONDepth); off >= 0 {
+		line, col := lineCol(data, off)
+		return nil, &ParseError{File: file, Line: line, Col: col, Msg: fmt.Sprintf("not a compiled plan: JSON nested deeper than %d levels (Flink's JSON reader refuses it too)", maxJSONDepth)}
+	}
 	if !gjson.ValidBytes(data) {
 		// gjson says where nothing; encoding/json knows the offset of the first bad byte.
 		var v any
