@@ -164,6 +164,40 @@ final class FixtureFunctions {
         }
     }
 
+    /**
+     * Integer key i % 5: TTL on collections. List state "recent" (String) and map state "attrs"
+     * (String -> Long) carry a TTL, so every list element and every map value is stored with its
+     * own TTL timestamp; value state "plain" (Long) has none, for contrast in the same operator.
+     */
+    static final class TtlCollections extends KeyedProcessFunction<Integer, Long, Long> {
+        private transient ListState<String> recent;
+        private transient MapState<String, Long> attrs;
+        private transient ValueState<Long> plain;
+
+        @Override
+        public void open(OpenContext ctx) {
+            StateTtlConfig ttl = StateTtlConfig.newBuilder(java.time.Duration.ofDays(1))
+                    .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
+                    .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
+                    .build();
+            ListStateDescriptor<String> r = new ListStateDescriptor<>("recent", Types.STRING);
+            r.enableTimeToLive(ttl);
+            recent = getRuntimeContext().getListState(r);
+            MapStateDescriptor<String, Long> a = new MapStateDescriptor<>("attrs", Types.STRING, Types.LONG);
+            a.enableTimeToLive(ttl);
+            attrs = getRuntimeContext().getMapState(a);
+            plain = getRuntimeContext().getState(new ValueStateDescriptor<>("plain", Types.LONG));
+        }
+
+        @Override
+        public void processElement(Long i, Context ctx, Collector<Long> out) throws Exception {
+            recent.add("r" + i);
+            attrs.put("a" + (i % 3), i * 10);
+            plain.update(i);
+            PROCESSED.incrementAndGet();
+        }
+    }
+
     /** Long key (i % 7) * 1000000007: String, list of Long, map Long->String and a POJO value. */
     static final class LongKeyed extends KeyedProcessFunction<Long, Long, Long> {
         private transient ValueState<String> last;

@@ -57,7 +57,9 @@ public final class SavepointJobs {
             new Fixture("types-rocksdb", "types", "rocksdb", false, false, false, 2, 128),
             new Fixture("window-hashmap", "window", "hashmap", false, false, false, 2, 128),
             new Fixture("operator-state", "operator-state", "hashmap", false, false, true, 2, 128),
-            new Fixture("native-rocksdb", "keyed", "rocksdb", false, true, false, 2, 128));
+            new Fixture("native-rocksdb", "keyed", "rocksdb", false, true, false, 2, 128),
+            new Fixture("operator-state-compressed", "operator-state", "hashmap", true, false, false, 2, 128),
+            new Fixture("keyed-ttl-collections", "ttl-collections", "hashmap", false, false, false, 2, 128));
 
     public static int run(String[] args) throws Exception {
         if (args.length < 1) {
@@ -161,6 +163,9 @@ public final class SavepointJobs {
                         .aggregate(new SumCount<Long>(true), Types.TUPLE(Types.LONG, Types.LONG), Types.TUPLE(Types.LONG, Types.LONG))
                         .uid("window-agg").name("window-agg");
                 return RECORDS;
+            case "ttl-collections":
+                src.keyBy(i -> (int) (i % 5), Types.INT).process(new TtlCollections()).returns(Types.LONG).uid("ttl-collections").name("ttl-collections");
+                return RECORDS;
             case "operator-state": {
                 DataStream<Long> rules = env.addSource(new FixedSource(3), "rules-source", Types.LONG).uid("rules-source").setParallelism(1);
                 BroadcastStream<Long> b = rules.broadcast(FixtureFunctions.RULES);
@@ -262,6 +267,12 @@ public final class SavepointJobs {
             case "window":
                 ops.add(operator("window-agg", null, List.of(
                         keyed(Specs.WINDOW_CONTENTS, "aggregating", "Integer", PAIR, null, false)), List.of()));
+                break;
+            case "ttl-collections":
+                ops.add(operator("ttl-collections", null, List.of(
+                        keyed("recent", "list", "Integer", "String", null, true),
+                        keyed("attrs", "map", "Integer", "Long", "String", true),
+                        keyed("plain", "value", "Integer", "Long", null, false)), List.of()));
                 break;
             case "operator-state":
                 ops.add(operator("buffer-map", null, List.of(), List.of(
