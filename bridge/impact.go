@@ -131,10 +131,17 @@ func statesOf(e *plan.StateEntry, n *plan.NodeUIDs, o *Operator) []string {
 		return o.KeyedStates
 	}
 	exp, ok := expectedKeyedStates[n.Node.Name]
-	if !ok || len(exp.names) != len(e.Node.State) || e.Pos >= len(exp.names) {
+	if !ok || len(exp.names) != len(e.Node.State) {
 		return nil
 	}
-	want := exp.names[e.Pos]
+	i := e.Index // the plan's "index" is the operator input the state belongs to
+	if i < 0 {
+		i = e.Pos
+	}
+	if i >= len(exp.names) {
+		return nil
+	}
+	want := exp.names[i]
 	for _, s := range o.KeyedStates {
 		if s == want {
 			return []string{s}
@@ -230,7 +237,17 @@ func ttlStamps(d *keyed.Decoder, en *keyed.Entry, sd *keyed.StateDecoder) ([]int
 			return nil, fmt.Errorf("TTL value of %d bytes: want at least the 8-byte timestamp", len(en.Value))
 		}
 		return []int64{int64(binary.BigEndian.Uint64(en.Value))}, nil
+	case "map":
+		// [bool isNull][i64 lastAccess][value]: a null user value carries no timestamp.
+		if len(en.Value) >= 1 && en.Value[0] != 0 {
+			return nil, nil
+		}
+		if len(en.Value) < 9 {
+			return nil, fmt.Errorf("TTL map value of %d bytes: want the null flag and the 8-byte timestamp", len(en.Value))
+		}
+		return []int64{int64(binary.BigEndian.Uint64(en.Value[1:]))}, nil
 	}
+	// A list's elements have no lengths: the keyed reader's codecs find each one's timestamp.
 	rec, err := d.Decode(en)
 	if err != nil {
 		return nil, err
