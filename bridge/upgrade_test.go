@@ -148,6 +148,19 @@ func TestUpgradeTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// NEW with the aggregate's TTL changed as well (plan ttl set's edit): still only a rename.
+	sel, err := newp.Select(plan.Selector{All: true, StateIdx: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttlBytes, _, err := newp.Apply([]plan.Change{{Entry: sel[0], TTL: 7_200_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withTTL, err := plan.Parse("new-ttl.json", ttlBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name          string
 		oldp, newp    *plan.Plan
@@ -158,6 +171,7 @@ func TestUpgradeTable(t *testing.T) {
 		{"same plan", oldp, oldp, 0, 0, true, true},
 		{"filter added, ids shift", oldp, newp, 1, 0, false, true},
 		{"accumulator layout changed", oldp, layout, 0, 1, false, false},
+		{"filter added and TTL set", oldp, withTTL, 1, 0, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
