@@ -27,6 +27,8 @@ var crashMigrations = []struct {
 	{"keyed-par3", []string{"migrate", "rescale", "--max-parallelism", "256", "--parallelism", "2"}},
 	{"keyed-rocksdb", []string{"migrate", "rescale", "--max-parallelism", "512", "--parallelism", "3"}},
 	{"keyed-hashmap", []string{"migrate", "uid", "--rename", "uid:int-keyed=uid:counter-v2"}},
+	// The example script: UID rename, rescale to 256/3 and two value retypes in one run.
+	{"keyed-hashmap", []string{"migrate", "run", filepath.Join(crashtest.RepoRoot(), "testdata", "migrations", "keyed-hashmap.yaml")}},
 }
 
 // digestOf reads a savepoint directory with statecore and sums every entry (migrate's own
@@ -41,7 +43,8 @@ func digestOf(t *testing.T, dir string) (migrate.Digest, error) {
 	return migrate.DigestOf(sp)
 }
 
-// TestCrashMigrateSIGKILL kills `statecraft migrate` with SIGKILL at many moments (at random
+// TestCrashMigrateSIGKILL kills `statecraft migrate` (rescale, uid, and the example script run)
+// with SIGKILL at many moments (at random
 // times after the start, and just after the staging directory appears) and checks after each
 // kill that the source is byte-identical, that DST is either absent or a complete savepoint
 // that statecore reads with the same entries as an uninterrupted run's output, that whatever
@@ -49,7 +52,7 @@ func digestOf(t *testing.T, dir string) (migrate.Digest, error) {
 // succeeds despite the leftovers.
 func TestCrashMigrateSIGKILL(t *testing.T) {
 	if testing.Short() {
-		t.Skip("crash test builds the binary and runs it 60+ times")
+		t.Skip("crash test builds the binary and runs it 80+ times")
 	}
 	bin := crashtest.Build(t)
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
