@@ -444,11 +444,19 @@ func damageInlineLength(t *testing.T, sp string, v uint32) {
 // snapshot lengths, then the first entries' key and value lengths) of a real keyed state file,
 // and runs dump (and, for a quarter of the positions, a rescale) on each. Whatever the patch
 // hit, the command exits 0 or 1 (1 with a message), allocates less than hostileMemBound, and
-// writes nothing but DST. make check runs a random sample of 500 patches (the seed is logged);
-// STATECRAFT_HOSTILE_FULL=1 runs all of them (about 10,000 runs).
+// writes nothing but DST. The same over the operator-state fixture's _metadata (all its state is
+// inline). make check runs a random sample of 500 + 200 patches (the seed is logged);
+// STATECRAFT_HOSTILE_FULL=1 runs all of them.
 func TestHostileLengthSweep(t *testing.T) {
+	t.Run("keyed-hashmap", func(t *testing.T) { lengthSweep(t, "keyed-hashmap", "uid:int-keyed", 500) })
+	// Operator state lives inline in _metadata: split, union and broadcast states with their
+	// partition offsets.
+	t.Run("operator-state", func(t *testing.T) { lengthSweep(t, "operator-state", "uid:buffer-map", 200) })
+}
+
+func lengthSweep(t *testing.T, fixture, operator string, sample int) {
 	work := t.TempDir()
-	sp, sf := hostileSetup(t, "keyed-hashmap", work)
+	sp, sf := hostileSetup(t, fixture, work)
 	dst := filepath.Join(work, "dst")
 	type patch struct {
 		file string
@@ -461,6 +469,9 @@ func TestHostileLengthSweep(t *testing.T) {
 		file  string
 		limit int
 	}{{"_metadata", 1 << 30}, {sf, 600}} {
+		if tg.file == "" {
+			continue // no state file: everything is inline
+		}
 		b, err := os.ReadFile(filepath.Join(sp, tg.file))
 		if err != nil {
 			t.Fatal(err)
@@ -478,7 +489,7 @@ func TestHostileLengthSweep(t *testing.T) {
 	if os.Getenv("STATECRAFT_HOSTILE_FULL") == "" {
 		rng := rand.New(rand.NewSource(seed))
 		rng.Shuffle(len(patches), func(i, j int) { patches[i], patches[j] = patches[j], patches[i] })
-		patches = patches[:min(len(patches), 500)]
+		patches = patches[:min(len(patches), sample)]
 	}
 	before := crashtest.Snapshot(t, work)
 	var runs, refused int
@@ -488,7 +499,7 @@ func TestHostileLengthSweep(t *testing.T) {
 		b := append([]byte(nil), orig[pt.file]...)
 		binary.BigEndian.PutUint32(b[pt.off:], pt.v)
 		os.WriteFile(p, b, 0o644)
-		cmds := [][]string{{"savepoint", "dump", sp, "--operator", "uid:int-keyed"}}
+		cmds := [][]string{{"savepoint", "dump", sp, "--operator", operator}}
 		if i%4 == 0 {
 			cmds = append(cmds, []string{"migrate", "rescale", sp, dst, "--max-parallelism", "256"})
 		}
