@@ -105,6 +105,23 @@ func Upgrade(oldp, newp *plan.Plan, opts plan.UIDOptions, sp *savepoint.Savepoin
 				From: u.Old, FromHash: o.Hash, To: u.New, ToHash: hashOf(u.NewHash, u.New), HasState: o.HasState})
 		}
 	}
+	// A rename onto an id the savepoint already holds is possible only when that operator is
+	// renamed away in the same step (a chain of shifted ids); otherwise two operators would share
+	// one id, which migrate refuses and Flink could not restore.
+	leaving := make(map[string]bool, len(r.Renames))
+	for _, rn := range r.Renames {
+		leaving[rn.FromHash] = true
+	}
+	kept := r.Renames[:0]
+	for _, rn := range r.Renames {
+		if o := byHash[rn.ToHash]; o != nil && !leaving[rn.ToHash] {
+			r.Blocked = append(r.Blocked, Blocked{Node: rn.Node, OldNode: rn.OldNode, Type: rn.Type, UID: rn.From,
+				Reason: fmt.Sprintf("NEW's UID %s is taken in the savepoint by operator %s, which keeps its id: no rename of %s", rn.To, operatorLabel(o), rn.From)})
+			continue
+		}
+		kept = append(kept, rn)
+	}
+	r.Renames = kept
 	// Operators without state are renamed only when they are part of a node that also carries
 	// state; an empty operator never blocks a restore, so a script of only those is pointless.
 	if !anyState(r.Renames) {

@@ -247,3 +247,26 @@ func lastNonEmpty(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// A savepoint in which NEW's UID for the aggregate is already taken by another operator (here the
+// sink, renamed to 4_group-aggregate with migrate) gets no rename onto it: two operators would
+// share one id.
+func TestUpgradeTargetTaken(t *testing.T) {
+	oldp, newp, _, dir := upgradeFixture(t)
+	dst := migrateWith(t, []byte("steps:\n  - rename-uid: {from: \"uid:4_sink\", to: \"4_group-aggregate\"}\n"), filepath.Join(dir, "savepoint"))
+	sp, err := savepoint.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	r, err := Upgrade(oldp, newp, plan.UIDOptions{}, sp, CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Renames) != 0 || len(r.Blocked) != 1 || !strings.Contains(r.Blocked[0].Reason, "is taken in the savepoint") {
+		t.Errorf("renames %+v, blocked %+v; want the aggregate blocked, nothing renamed", r.Renames, r.Blocked)
+	}
+	if r.After.Restores {
+		t.Error("the savepoint cannot restore under NEW when the aggregate's state stays under its old id")
+	}
+}
