@@ -10,6 +10,15 @@ import (
 )
 
 // Verdict orders how much a plan change endangers a savepoint.
+//
+// What the verdicts mean in Flink 2.3.0, seen by restoring the savepoint of the oracle's
+// sql-group-aggregate job into changed plans (a one-off probe, 2026-11-30): the same plan and
+// the plan with its TTL edited from never to 1 h restored and kept counting (3 -> 4); the plan
+// with every id shifted, and the recompiled query with a WHERE filter (an inserted calc shifts
+// the aggregate's id), were refused ("Cannot map checkpoint/savepoint state for operator
+// <hash of 3_group-aggregate> to the new program"); SUM changed to MAX and GROUP BY on another
+// BIGINT column were accepted without a word and gave wrong results. So incompatible means
+// "do not restore", not "Flink refuses".
 type Verdict int
 
 const (
