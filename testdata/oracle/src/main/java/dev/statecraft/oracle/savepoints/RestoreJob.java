@@ -70,6 +70,8 @@ final class RestoreJob {
         conf.setString("execution.state-recovery.path", savepoint);
         conf.setString("execution.state-recovery.ignore-unclaimed-state", "false");
         conf.setString("state.backend.type", expectation.path("backend").asText("hashmap"));
+        // timers in RocksDB column families, so that Flink's entry count includes them (see completeness)
+        conf.setString("state.backend.rocksdb.timer-service.factory", "ROCKSDB");
         conf.setString("restart-strategy.type", "none");
         conf.setString("taskmanager.numberOfTaskSlots", Integer.toString(slots));
         conf.setString("rest.bind-port", "0");
@@ -119,8 +121,55 @@ final class RestoreJob {
         }
 
         ArrayNode out = Json.arr();
-        for (int i = 0; i < ops.size(); i++) out.add(assemble(ops.get(i), LINES.getOrDefault(i, List.of())));
+        for (int i = 0; i < ops.size(); i++) {
+            List<JsonNode> lines = LINES.getOrDefault(i, List.of());
+            ObjectNode restored = assemble(ops.get(i), lines);
+            completeness(ops.get(i), lines, restored);
+            out.add(restored);
+        }
         return out;
+    }
+
+    /**
+     * The restored operator registered only the expected states, so a state the expectation does
+     * not name would go unseen. Two checks close that gap: the operator-state names the backend
+     * restored must be exactly the expected ones, and the backend's own count of keyed entries
+     * must match the count implied by what was read. Heap counts one entry per (state, key,
+     * namespace); RocksDB one per stored row: per user key for map state, plus one per timer.
+     */
+    private static void completeness(Specs.Operator op, List<JsonNode> lines, ObjectNode restored) {
+        java.util.TreeSet<String> expectedNames = new java.util.TreeSet<>();
+        for (Specs.OpState s : op.opStates) expectedNames.add(s.name);
+        long counted = 0;
+        String backend = null;
+        for (JsonNode l : lines) {
+            String t = l.get("t").asText();
+            if (t.equals("opnames")) {
+                java.util.TreeSet<String> got = new java.util.TreeSet<>();
+                l.get("names").forEach(n -> got.add(n.asText()));
+                if (!got.equals(expectedNames)) {
+                    throw new IllegalStateException(op.label() + ": subtask " + l.get("sub").asInt() + " restored operator states " + got + ", the expectation names " + expectedNames);
+                }
+            } else if (t.equals("count")) {
+                if (l.get("n").asLong() < 0) return;
+                counted += l.get("n").asLong();
+                backend = l.get("backend").asText();
+            }
+        }
+        if (backend == null) return;
+        long heap = 0, rows = 0;
+        for (JsonNode s : restored.get("keyedStates")) {
+            java.util.Set<String> slots = new java.util.HashSet<>();
+            for (JsonNode e : s.get("entries")) slots.add(Json.compact(e.get("key")) + "|" + Json.compact(e.get("namespace")));
+            heap += slots.size();
+            rows += s.get("kind").asText().equals("map") ? s.get("entries").size() : slots.size();
+        }
+        rows += restored.get("timers").size();
+        long want = backend.startsWith("Heap") ? heap : rows;
+        if (counted != want) {
+            throw new IllegalStateException(op.label() + ": the " + backend + " holds " + counted + " keyed state entries, the expected states account for " + want
+                    + " (state the expectation does not name?)");
+        }
     }
 
     private static boolean allReported(List<Specs.Operator> ops) {
@@ -182,6 +231,17 @@ final class RestoreJob {
             super.initializeState(context);
             int sub = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
             List<JsonNode> out = new ArrayList<>();
+            // Names of every operator state the backend restored, before this operator registers
+            // any: a state the expectation does not name shows up here.
+            ObjectNode names = Json.obj();
+            names.put("op", idx);
+            names.put("t", "opnames");
+            names.put("sub", sub);
+            ArrayNode list = Json.arr();
+            new java.util.TreeSet<>(getOperatorStateBackend().getRegisteredStateNames()).forEach(list::add);
+            new java.util.TreeSet<>(getOperatorStateBackend().getRegisteredBroadcastStateNames()).forEach(list::add);
+            names.set("names", list);
+            out.add(names);
             for (Specs.OpState s : op.opStates) {
                 TypeInformation et = StateTypes.info(s.elementType);
                 switch (s.mode) {
@@ -218,9 +278,28 @@ final class RestoreJob {
                 String kt = op.keyType();
                 timers.forEachEventTimeTimer((n, ts) -> out.add(timerLine("event", kt, n, ts)));
                 timers.forEachProcessingTimeTimer((n, ts) -> out.add(timerLine("processing", kt, n, ts)));
+                ObjectNode count = Json.obj();
+                count.put("op", idx);
+                count.put("t", "count");
+                count.put("sub", sub);
+                count.put("backend", getKeyedStateBackend().getClass().getSimpleName());
+                count.put("n", numEntries());
+                out.add(count);
             }
             LINES.computeIfAbsent(idx, k -> java.util.Collections.synchronizedList(new ArrayList<>())).addAll(out);
             REPORTED.merge(idx, 1, Integer::sum);
+        }
+
+        /** Entries of all restored keyed states (Flink's own count), or -1 if the backend has none. */
+        private long numEntries() {
+            Object b = getKeyedStateBackend();
+            if (b instanceof org.apache.flink.runtime.state.heap.HeapKeyedStateBackend) {
+                return ((org.apache.flink.runtime.state.heap.HeapKeyedStateBackend<?>) b).numKeyValueStateEntries();
+            }
+            if (b instanceof org.apache.flink.state.rocksdb.RocksDBKeyedStateBackend) {
+                return ((org.apache.flink.state.rocksdb.RocksDBKeyedStateBackend<?>) b).numKeyValueStateEntries();
+            }
+            return -1;
         }
 
         private JsonNode timerLine(String kind, String keyType, Object ns, long ts) {
