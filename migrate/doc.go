@@ -6,14 +6,14 @@
 //	Rescale       new max parallelism and parallelism of keyed operators (keys regrouped by their
 //	              Java hashCode; operator state carried over; a parallelism change is refused for
 //	              operators that also hold operator state)
-//	Retype        new value type (value, list, map state) and/or map key type, between Java's
-//	              boxed primitives, and from String
+//	Retype        new value type (value, list, map state; or one field of a tuple value) and/or
+//	              map key type, between Java's boxed primitives, and from String
 //	RenameState   DropState   keyed states
 //	DropOperator  an operator and everything it holds
 //
 // Not supported: keyed state in RocksDB's native format or the changelog backend (except for
 // UID changes and dropping operators, which never read it), raw keyed/operator state, renaming or
-// retyping operator (non-keyed) state, POJO/Row field changes, key types whose hashCode() is user
+// retyping operator (non-keyed) state, adding or dropping POJO/Row fields, key types whose hashCode() is user
 // code (POJOs, generic types) in a rescale.
 //
 // # How a run writes its output
