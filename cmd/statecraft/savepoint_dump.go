@@ -213,6 +213,7 @@ type dumpWriter struct {
 	csv    *csv.Writer
 	tab    *tabwriter.Writer
 	header bool
+	rows   [][]string // table only: kept until flush, so columns that stay empty can be left out
 	err    error
 }
 
@@ -280,13 +281,34 @@ func (d *dumpWriter) write(r dumpRecord) error {
 		}
 		d.err = d.csv.Write(d.row(r))
 	case "table":
-		if !d.header {
-			d.header = true
-			fmt.Fprintln(d.tab, strings.Join(dumpColumns, "\t"))
-		}
-		_, d.err = fmt.Fprintln(d.tab, strings.Join(d.row(r), "\t"))
+		d.rows = append(d.rows, d.row(r))
 	}
 	return d.err
+}
+
+// writeTable prints the buffered rows with only the columns that hold a value in some row, so a
+// dump of one value state is not padded with the columns of timers and operator state.
+func (d *dumpWriter) writeTable() {
+	var keep []int
+	for c := range dumpColumns {
+		for _, r := range d.rows {
+			if r[c] != "" {
+				keep = append(keep, c)
+				break
+			}
+		}
+	}
+	line := func(cells []string) {
+		out := make([]string, len(keep))
+		for i, c := range keep {
+			out[i] = cells[c]
+		}
+		fmt.Fprintln(d.tab, strings.Join(out, "\t"))
+	}
+	line(dumpColumns)
+	for _, r := range d.rows {
+		line(r)
+	}
 }
 
 func (d *dumpWriter) flush() error {
@@ -297,6 +319,9 @@ func (d *dumpWriter) flush() error {
 			d.err = d.csv.Error()
 		}
 	case "table":
+		if d.err == nil && len(d.rows) > 0 {
+			d.writeTable()
+		}
 		if err := d.tab.Flush(); d.err == nil {
 			d.err = err
 		}
