@@ -272,6 +272,18 @@ func TestHostileSavepoints(t *testing.T) {
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, b[:len(b)/2], 0o644)
 		}, "(truncated or replaced?)", false},
+		{"state file and its recorded size cut before the last key-group offset", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
+			var cut int64
+			editMetadata(t, sp, func(m *metadata.Metadata) {
+				kg := firstKeyed(t, m)
+				nz := nonZeroOffsets(kg)
+				cut = *nz[len(nz)-1] // the file now ends where the last block starts
+				kg.Delegate.(*metadata.RelativeFileHandle).Size = cut
+			})
+			p := filepath.Join(sp, sf)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, b[:cut], 0o644)
+		}, "outside the stream", true},
 		{"state file missing", "keyed-hashmap", "uid:int-keyed", func(t *testing.T, sp, sf, work string) {
 			os.Remove(filepath.Join(sp, sf))
 		}, "no such file", false},
