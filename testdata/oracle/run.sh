@@ -24,10 +24,24 @@ if [ ! -d "$classes" ]; then
   tmp="$target/.classes-tmp-$$"
   rm -rf "$tmp"
   mkdir -p "$tmp"
-  (cd "$here" && find src/main/java -name '*.java') | sed "s|^|$here/|" > "$tmp.sources"
+  # A version with its own source dir (src/main/java-1.20 for 1.20.x) compiles only the shared
+  # files its sources.txt lists (paths under src/main/java), each passed through its rewrites.sed
+  # (renamed packages of older Flink), plus its own .java files: code written against 2.x-only
+  # APIs stays out of that build.
+  extra="$here/src/main/java-$(echo "$flink_version" | cut -d. -f1,2)"
+  if [ -f "$extra/sources.txt" ]; then
+    rm -rf "$tmp.src"
+    for f in $(grep -v '^#' "$extra/sources.txt"); do
+      mkdir -p "$tmp.src/$(dirname "$f")"
+      sed -f "$extra/rewrites.sed" "$here/src/main/java/$f" > "$tmp.src/$f"
+    done
+    { find "$tmp.src" -name '*.java'; find "$extra" -name '*.java'; } > "$tmp.sources"
+  else
+    (cd "$here" && find src/main/java -name '*.java') | sed "s|^|$here/|" > "$tmp.sources"
+  fi
   javac -nowarn -encoding UTF-8 --release 17 -cp "$cp" -d "$tmp" @"$tmp.sources" >&2
   if [ -d "$here/src/main/resources" ]; then cp -r "$here/src/main/resources/." "$tmp/"; fi
-  rm -f "$tmp.sources"
+  rm -rf "$tmp.sources" "$tmp.src"
   mv "$tmp" "$classes"
   # Old builds go once nobody can still be running them.
   find "$target" -maxdepth 1 -name 'classes-*' ! -name "classes-$hash" -mmin +120 -exec rm -rf {} + 2>/dev/null || true
