@@ -20,7 +20,8 @@ import dev.statecraft.oracle.common.Json;
  * what it must. From a real fixture (default ../savepoints/types-hashmap, relative to the oracle
  * directory) it writes, with the State Processor API, savepoints that differ in one known way and
  * judges each against the ORIGINAL expectation; and judges the original against an expectation
- * that forgets one operator (unclaimed state). Prints case, expected and actual verdict as TSV
+ * that forgets one operator (unclaimed state) or one keyed state; and accepts a valid migration
+ * (an operator's UID changed, judged against the expectation for the new UID). Prints case, expected and actual verdict as TSV
  * (reasons on stderr); exits 0 only if every case behaves.
  */
 public final class JudgeSelfTest {
@@ -95,6 +96,25 @@ public final class JudgeSelfTest {
         if (!dropped) throw new IllegalStateException(expPath + ": no operator with two keyed states to drop one from");
         cases.add(new Case("unnamed-keyed-state", false, orig.toString(), noState, true));
 
+        // A valid migration: one operator's UID changed with the State Processor API, judged
+        // against the expectation rewritten for the new UID (and its hash). Must be accepted.
+        String newUid = (rescaledOp.get("uid").isNull() ? "nouid" : rescaledOp.get("uid").asText()) + "-renamed";
+        String newHash = OperatorIdentifier.forUid(newUid).getOperatorId().toHexString();
+        ObjectNode renamed = exp.deepCopy();
+        for (JsonNode o : renamed.get("operators")) {
+            if (o.get("uidHash").equals(rescaledOp.get("uidHash"))) {
+                ((ObjectNode) o).put("uid", newUid);
+                ((ObjectNode) o).put("uidHash", newHash);
+            }
+        }
+        for (JsonNode r : renamed.get("metadata")) {
+            if (r.get("operatorUidHash").equals(rescaledOp.get("uidHash"))) {
+                ((ObjectNode) r).put("operatorUid", newUid);
+                ((ObjectNode) r).put("operatorUidHash", newHash);
+            }
+        }
+        cases.add(new Case("uid-changed", true, renameUid(orig, exp, work.resolve("uid-changed"), rescaledOp, newUid), renamed));
+
         boolean ok = true;
         System.out.println("case\texpected\tactual");
         for (Case c : cases) {
@@ -162,6 +182,17 @@ public final class JudgeSelfTest {
         SavepointWriter.fromExistingSavepoint(env, orig.toString(), StateDump.backend(Json.text(exp, "backend")))
                 .removeOperator(id(op))
                 .withOperator(id(op), Bootstrap.keyed(env, content, maxParallelism))
+                .write(out.toString());
+        env.execute("statecraft-selftest-" + out.getFileName());
+        return out.toString();
+    }
+
+    /** The original savepoint with one operator's identifier changed to a new UID. */
+    static String renameUid(Path orig, JsonNode exp, Path out, JsonNode op, String newUid) throws Exception {
+        SavepointJobs.deleteTree(out);
+        StreamExecutionEnvironment env = env();
+        SavepointWriter.fromExistingSavepoint(env, orig.toString(), StateDump.backend(Json.text(exp, "backend")))
+                .changeOperatorIdentifier(id(op), OperatorIdentifier.forUid(newUid))
                 .write(out.toString());
         env.execute("statecraft-selftest-" + out.getFileName());
         return out.toString();
