@@ -98,7 +98,7 @@ public final class SavepointJobs {
         FixtureFunctions.PROCESSED.set(0);
         long expected = build(f.job(), env);
         JobClient client = env.executeAsync("statecraft-fixture-" + f.name());
-        String location;
+        String location = null;
         try {
             long deadline = System.currentTimeMillis() + 120_000;
             while (FixtureFunctions.PROCESSED.get() < expected) {
@@ -114,20 +114,24 @@ public final class SavepointJobs {
             }
             location = client.triggerSavepoint(tmp.toUri().toString(), f.native_() ? SavepointFormatType.NATIVE : SavepointFormatType.CANONICAL).get();
         } finally {
-            client.cancel().get();
             try {
+                client.cancel().get();
                 client.getJobExecutionResult().get();
             } catch (Exception ignored) {
-                // cancelled on purpose
+                // cancelled on purpose, or already failed: the reason is thrown above
             }
+            if (location == null) deleteTree(tmp);
         }
 
         // Flink names the directory savepoint-<jobid prefix>-<random>; keep only its content.
-        Path sp = Paths.get(URI.create(location.startsWith("file:") ? location : "file:" + location));
         Path dst = out.resolve(f.name());
-        deleteTree(dst);
-        Files.move(sp, dst);
-        deleteTree(tmp);
+        try {
+            Path sp = Paths.get(URI.create(location.startsWith("file:") ? location : "file:" + location));
+            deleteTree(dst);
+            Files.move(sp, dst);
+        } finally {
+            deleteTree(tmp);
+        }
 
         ObjectNode desc = describe(f, dst.toString());
         ObjectNode expectation = StateDump.dump(dst.toString(), desc);
