@@ -62,15 +62,24 @@ fixtures:
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
+	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans changelog-normalize dedup-keep-first dedup-keep-last dedup-then-aggregate group-aggregate group-aggregate-ttl-config interval-join join-inner join-left join-state-ttl-hint over-aggregate statement-set top-n window-aggregate
 	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state
 
 bench:
 	bench/run.sh
 
-# statecraft's main job on bundled example data.
+# statecraft's main job on bundled example data: a real Flink 2.3.0 plan and savepoint.
 demo: build
-	bin/statecraft plan ttl list testdata/plans/join-inner.json
-	bin/statecraft savepoint inspect testdata/savepoints/keyed-hashmap
+	@echo '$$ statecraft plan ttl list testdata/plans/join-inner.json'
+	@bin/statecraft plan ttl list testdata/plans/join-inner.json
+	@echo; echo '$$ statecraft plan ttl set testdata/plans/join-inner.json --node 6:leftState --ttl 90m --set 6:rightState=1d --dry-run'
+	@bin/statecraft plan ttl set testdata/plans/join-inner.json --node 6:leftState --ttl 90m --set 6:rightState=1d --dry-run
+	@echo; echo '$$ statecraft savepoint inspect testdata/savepoints/keyed-hashmap'
+	@bin/statecraft savepoint inspect testdata/savepoints/keyed-hashmap
+	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	echo; echo '$$ statecraft migrate rescale testdata/savepoints/keyed-hashmap OUT --max-parallelism 256'; \
+	bin/statecraft migrate rescale testdata/savepoints/keyed-hashmap "$$tmp/out" --max-parallelism 256 && \
+	echo && bin/statecraft savepoint inspect "$$tmp/out"
 
 clean:
 	rm -rf bin testdata/oracle/target

@@ -1,0 +1,22 @@
+-- ROW_NUMBER deduplication keeping the first row (proctime).
+-- Compiled by the statecraft oracle (PlanCatalog) with Flink's COMPILE PLAN in
+-- streaming mode and default configuration (table.exec.state.ttl = 0 ms).
+
+CREATE TABLE orders (
+  order_id BIGINT,
+  user_id BIGINT,
+  amount INT,
+  pt AS PROCTIME()
+) WITH ('connector' = 'datagen');
+
+CREATE TABLE order_out (
+  order_id BIGINT,
+  user_id BIGINT,
+  amount INT
+) WITH ('connector' = 'blackhole');
+
+INSERT INTO order_out
+SELECT order_id, user_id, amount FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY pt ASC) AS rn
+  FROM orders)
+WHERE rn = 1;

@@ -1,0 +1,23 @@
+-- The group-aggregate query compiled with table.exec.state.ttl = 5400 s (how Flink writes a TTL).
+-- Compiled by the statecraft oracle (PlanCatalog) with Flink's COMPILE PLAN in
+-- streaming mode with this configuration:
+
+SET 'table.exec.state.ttl' = '5400 s';
+
+CREATE TABLE orders (
+  order_id BIGINT,
+  user_id BIGINT,
+  amount INT,
+  pt AS PROCTIME()
+) WITH ('connector' = 'datagen');
+
+CREATE TABLE agg_out (
+  user_id BIGINT,
+  cnt BIGINT,
+  total INT
+) WITH ('connector' = 'blackhole');
+
+INSERT INTO agg_out
+SELECT user_id, COUNT(*) AS cnt, SUM(amount) AS total
+FROM orders
+GROUP BY user_id;

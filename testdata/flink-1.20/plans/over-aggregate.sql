@@ -1,0 +1,22 @@
+-- Processing-time OVER aggregate (ROWS frame).
+-- Compiled by the statecraft oracle (PlanCatalog) with Flink's COMPILE PLAN in
+-- streaming mode and default configuration (table.exec.state.ttl = 0 ms).
+
+CREATE TABLE orders (
+  order_id BIGINT,
+  user_id BIGINT,
+  amount INT,
+  pt AS PROCTIME()
+) WITH ('connector' = 'datagen');
+
+CREATE TABLE over_out (
+  order_id BIGINT,
+  user_id BIGINT,
+  last3 INT
+) WITH ('connector' = 'blackhole');
+
+INSERT INTO over_out
+SELECT order_id, user_id,
+  SUM(amount) OVER (PARTITION BY user_id ORDER BY pt
+    ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS last3
+FROM orders;
