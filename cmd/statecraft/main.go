@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/urfave/cli/v2"
 )
@@ -90,5 +91,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(profiled(func() int { return run(os.Args[1:], os.Stdout, os.Stderr) }))
+}
+
+// profiled runs f, writing a CPU profile to $STATECRAFT_CPUPROFILE when it is set, so the owners of
+// a slow command can see where its time goes (go tool pprof bin/statecraft FILE).
+func profiled(f func() int) int {
+	path := os.Getenv("STATECRAFT_CPUPROFILE")
+	if path == "" {
+		return f()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "statecraft: STATECRAFT_CPUPROFILE: %v\n", err)
+		return f()
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		fmt.Fprintf(os.Stderr, "statecraft: STATECRAFT_CPUPROFILE: %v\n", err)
+		return f()
+	}
+	defer pprof.StopCPUProfile()
+	return f()
 }
