@@ -22,3 +22,6 @@ s/noUidHash(savepoint, "nouid-counter")/dev.statecraft.oracle.compat.MetadataRow
 # Rich functions of 1.20 call open(Configuration) from their default open(OpenContext), so the
 # rewrite is also right where it hits one of those.
 s/public void open(OpenContext ctx) {/public void open(org.apache.flink.configuration.Configuration ctx) {/
+
+# 2.0 moved the RocksDB backend classes from contrib.streaming.state to state.rocksdb.
+s/org\.apache\.flink\.state\.rocksdb\.RocksDBKeyedStateBackend/org.apache.flink.contrib.streaming.state.RocksDBKeyedStateBackend/g
