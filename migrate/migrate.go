@@ -167,7 +167,15 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	}
 	s := &session{src: sp, m: work, stage: stage, opt: opt, fresh: map[string]int64{},
 		report: &Report{Source: sp.Dir, Target: dst}}
-	if !opt.NoVerify {
+	// Runs that keep every state byte (UID renames) are verified by file identity instead of
+	// digests (see verifyUnchanged), so the source is not read for them.
+	byIdentity := !opt.NoVerify && keepsStateBytes(steps)
+	if byIdentity {
+		if err = CheckSource(sp); err != nil {
+			return nil, fmt.Errorf("check the source: %w", err)
+		}
+	}
+	if !opt.NoVerify && !byIdentity {
 		if s.digest, err = DigestOf(sp); err != nil {
 			return nil, fmt.Errorf("checksum the source: %w", err)
 		}
@@ -191,12 +199,20 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("verify: re-open the output: %w", err)
 		}
-		got, err := DigestOf(out)
+		var rows []VerifyRow
+		var diff string
+		if byIdentity {
+			rows, diff, err = verifyUnchanged(sp, s.m, out)
+		} else {
+			var got Digest
+			if got, err = DigestOf(out); err == nil {
+				rows, diff = Compare(s.digest, got)
+			}
+		}
 		out.Close()
 		if err != nil {
 			return nil, fmt.Errorf("verify: read the output back: %w", err)
 		}
-		rows, diff := Compare(s.digest, got)
 		s.report.Verify = rows
 		if diff != "" {
 			return s.report, fmt.Errorf("verify: the output does not hold what the source promised, output removed: %s", diff)

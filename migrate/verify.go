@@ -1,8 +1,13 @@
 package migrate
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
@@ -162,6 +167,9 @@ type VerifyRow struct {
 	State    string `json:"state"`
 	Expected Sum    `json:"expected"`
 	Actual   Sum    `json:"actual"`
+	// Proof says how a run that kept every state byte was verified (see verifyUnchanged);
+	// empty for rows that compare entry digests.
+	Proof string `json:"proof,omitempty"`
 }
 
 // Compare checks the output's digest against the expected one; it returns every compared row
@@ -233,4 +241,231 @@ func sortedKeys(a, b map[string]*Sum) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Verification of runs that leave every state byte as it is.
+//
+// The default verification digests every keyed entry and operator-state element of the source
+// before the steps and of the output after them (DigestOf, Compare): whatever a step rewrote,
+// the output must hold what the source held, moved as the steps promised. That costs a full
+// read of both savepoints, and is the only proof for steps that write state files.
+//
+// A run made only of UID renames writes no state file: finish hard-links (or copies) every
+// source file into the output and writes a new _metadata. Re-reading the entries of files that
+// are the very same files proves nothing a cheaper check does not, so such a run is verified by
+// what it actually changed (verifyUnchanged):
+//
+//  1. the output's _metadata decodes, and has the operators of the working metadata, in order,
+//     with the ids and UIDs the renames gave them;
+//  2. once each output operator gets back its source operator's id and UID, and every file
+//     handle (absolute or relative) is replaced by the same placeholder, the output's _metadata
+//     encodes to the same bytes as the source's: parallelism, key-group ranges and offsets,
+//     operator-state offsets, inline (byte-stream) handles and everything else are unchanged;
+//  3. every file handle of the output names, at the same position, the same file as the
+//     source's: the same device and inode (a hard link; nothing can differ), or, for a copy, the
+//     same size and the same SHA-256 of the whole content. The declared sizes must agree too.
+//
+// A linked file replaced by another one of the same size is a different inode and is hashed,
+// so it is caught; a copy damaged in place is caught by its hash.
+
+// CheckSource is the source check of a run verified by identity, which does not digest the
+// source: it refuses what a full read would refuse before anything is written, except damage
+// past the first entry of a key-group block (those bytes reach the output unchanged, as in the
+// source). Keyed state: overlapping key-group ranges, headers, every block's offset, first
+// state id and first key-group prefix (keyed.Subtask.CheckBlocks). Operator state, usually
+// small, is read in full as DigestOf reads it.
+func CheckSource(sp *savepoint.Savepoint) error {
+	for _, op := range sp.Metadata.Operators {
+		if canonicalKeyed(op) {
+			subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+			if err != nil {
+				return err
+			}
+			for _, st := range subs {
+				if err := st.CheckBlocks(); err != nil {
+					closeAll()
+					return err
+				}
+			}
+			closeAll()
+		}
+		for _, st := range op.Subtasks {
+			if st == nil || st.Finished {
+				continue
+			}
+			oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle)
+			if !ok || oh.Delegate == nil {
+				continue
+			}
+			str, err := sp.OpenStream(oh.Delegate)
+			if err != nil {
+				return err
+			}
+			os, err := opstate.Open(str, str.Size(), str.Name, oh)
+			if err == nil {
+				err = os.Read(func(opstate.Element) error { return nil })
+			}
+			str.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// keepsStateBytes reports whether no step of a run writes or alters a state file, so that
+// verifyUnchanged proves the output.
+func keepsStateBytes(steps []Step) bool {
+	for _, st := range steps {
+		if _, ok := st.(*RenameUIDs); !ok {
+			return false
+		}
+	}
+	return len(steps) > 0
+}
+
+// verifyUnchanged checks the output out of a run whose working metadata was want against the
+// source src, as the rule above describes. It returns one row per operator and per distinct
+// file, and a description of the first difference ("" when none).
+func verifyUnchanged(src *savepoint.Savepoint, want *metadata.Metadata, out *savepoint.Savepoint) ([]VerifyRow, string, error) {
+	a, err := decodeAgain(src)
+	if err != nil {
+		return nil, "", fmt.Errorf("re-read the source _metadata: %w", err)
+	}
+	b, err := decodeAgain(out)
+	if err != nil {
+		return nil, "", fmt.Errorf("re-read the output _metadata: %w", err)
+	}
+	if len(b.Operators) != len(want.Operators) || len(a.Operators) != len(want.Operators) {
+		return nil, fmt.Sprintf("the output has %d operators, %d expected (source: %d)", len(b.Operators), len(want.Operators), len(a.Operators)), nil
+	}
+	var rows []VerifyRow
+	for i, op := range b.Operators {
+		w := want.Operators[i]
+		if op.ID != w.ID || op.UID != w.UID {
+			return rows, fmt.Sprintf("operator %d of the output is %s (uid %q), expected %s (uid %q)", i, op.ID, op.UID, w.ID, w.UID), nil
+		}
+		rows = append(rows, VerifyRow{Operator: Label(op), Kind: "operator", State: a.Operators[i].ID.String() + " -> " + op.ID.String(),
+			Proof: "_metadata: same operator state as the source's apart from id and uid"})
+		op.ID, op.UID = a.Operators[i].ID, a.Operators[i].UID
+	}
+	type file struct {
+		label string
+		h     metadata.StreamHandle
+	}
+	takeFiles := func(m *metadata.Metadata) []file {
+		var fs []file
+		walkStreams(m, func(label string, h *metadata.StreamHandle) error {
+			switch (*h).(type) {
+			case *metadata.FileHandle, *metadata.RelativeFileHandle:
+				fs = append(fs, file{label, *h})
+				*h = &metadata.RelativeFileHandle{Path: "(file)"}
+			}
+			return nil
+		})
+		return fs
+	}
+	af, bf := takeFiles(a), takeFiles(b)
+	var ab, bb bytes.Buffer
+	if err := metadata.Encode(&ab, a); err != nil {
+		return rows, "", fmt.Errorf("encode the source _metadata: %w", err)
+	}
+	if err := metadata.Encode(&bb, b); err != nil {
+		return rows, "", fmt.Errorf("encode the output _metadata: %w", err)
+	}
+	if !bytes.Equal(ab.Bytes(), bb.Bytes()) || len(af) != len(bf) {
+		return rows, "the output _metadata differs from the source's in more than the renamed operator ids and UIDs", nil
+	}
+	seen := map[[2]string]bool{}
+	for i := range af {
+		sa, sb := af[i].h.StateSize(), bf[i].h.StateSize()
+		if sa != sb {
+			return rows, fmt.Sprintf("%s: the output declares %d bytes, the source %d", bf[i].label, sb, sa), nil
+		}
+		pa, err := filePath(src, af[i].h)
+		if err != nil {
+			return rows, "", fmt.Errorf("%s: %w", af[i].label, err)
+		}
+		pb, err := filePath(out, bf[i].h)
+		if err != nil {
+			return rows, "", fmt.Errorf("%s: %w", bf[i].label, err)
+		}
+		if seen[[2]string{pa, pb}] {
+			continue
+		}
+		seen[[2]string{pa, pb}] = true
+		row, diff, err := sameFile(pa, pb)
+		if err != nil {
+			return rows, "", fmt.Errorf("%s: %w", bf[i].label, err)
+		}
+		row.Operator = bf[i].label
+		rows = append(rows, row)
+		if diff != "" {
+			return rows, fmt.Sprintf("%s: %s", bf[i].label, diff), nil
+		}
+	}
+	return rows, "", nil
+}
+
+// filePath resolves a file handle of sp to the path of the file it reads.
+func filePath(sp *savepoint.Savepoint, h metadata.StreamHandle) (string, error) {
+	st, err := sp.OpenStream(h)
+	if err != nil {
+		return "", err
+	}
+	st.Close()
+	return st.Name, nil
+}
+
+// sameFile proves that the output file b holds the bytes of the source file a: by identity
+// (device and inode) for a hard link, by size and SHA-256 for a copy. Its row carries the file
+// sizes as counts and, for a copy, the leading 64 bits of each hash.
+func sameFile(a, b string) (VerifyRow, string, error) {
+	row := VerifyRow{Kind: "file", State: filepath.Base(b)}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return row, "", err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return row, "", err
+	}
+	row.Expected.Count, row.Actual.Count = fa.Size(), fb.Size()
+	if os.SameFile(fa, fb) {
+		row.Proof = "same file (hard link)"
+		return row, "", nil
+	}
+	row.Proof = "same size and SHA-256 (copy)"
+	if fa.Size() != fb.Size() {
+		return row, fmt.Sprintf("file %s has %d bytes, its source %s %d", b, fb.Size(), a, fa.Size()), nil
+	}
+	ha, err := fileSHA256(a)
+	if err != nil {
+		return row, "", err
+	}
+	hb, err := fileSHA256(b)
+	if err != nil {
+		return row, "", err
+	}
+	row.Expected.Hash, row.Actual.Hash = binary.BigEndian.Uint64(ha[:8]), binary.BigEndian.Uint64(hb[:8])
+	if ha != hb {
+		return row, fmt.Sprintf("file %s is not a copy of its source %s: same size, but its SHA-256 differs", b, a), nil
+	}
+	return row, "", nil
+}
+
+func fileSHA256(path string) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sum, fmt.Errorf("read %s: %w", path, err)
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
 }

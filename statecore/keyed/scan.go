@@ -119,6 +119,26 @@ func (s *Subtask) Entries(fn func(*Entry) error) error {
 	return nil
 }
 
+// CheckBlocks reads the start of every key-group block, up to and including its first entry:
+// each offset must lie inside the stream, the block must start with a state id of the header,
+// and its first key must carry the block's key-group prefix. It is the structural check of a
+// source whose files are passed on unread (a UID rename links them), costing one small read per
+// key group instead of a read of every entry.
+func (s *Subtask) CheckBlocks() error {
+	br := &BlockReader{Name: s.Name, Compressed: s.Header.Compressed, NumStates: len(s.Header.States), PrefixLen: s.Decoder.PrefixLen}
+	stop := func(*Entry) error { return ErrStop }
+	for i, off := range s.Handle.Offsets {
+		if off == 0 {
+			continue
+		}
+		kg := int(s.Handle.Range.Start) + i
+		if err := br.ReadBlock(s.src, s.size, off, kg, stop); err != nil && !errors.Is(err, ErrStop) {
+			return err
+		}
+	}
+	return nil
+}
+
 // ErrStop can be returned by a callback to end a scan early without error.
 var ErrStop = errors.New("stop")
 
