@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -172,7 +173,17 @@ func inspect(sp *savepoint.Savepoint) *inspectOutput {
 
 // addKeyedStates asks the keyed-state reader for each operator's keyed states, reading one
 // subtask's header per operator, several operators at a time (each header is a file read).
+//
+// Operators whose sampled subtask points at the same state file (and the same max parallelism)
+// share one header read: the state list comes from the header alone. Only successful reads are
+// shared, since errors name the operator.
 func addKeyedStates(sp *savepoint.Savepoint, rows []inspectOperator) {
+	type listing struct {
+		states  []inspectState
+		backend string
+	}
+	var mu sync.Mutex
+	seen := map[string]listing{}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range max(1, runtime.GOMAXPROCS(0)) {
@@ -185,11 +196,23 @@ func addKeyedStates(sp *savepoint.Savepoint, rows []inspectOperator) {
 				// Every subtask of an operator registers the same states when the job registers
 				// them in open(), as is usual; reading one header per operator keeps inspect fast
 				// on wide jobs (1,000 operators of parallelism 128 would be 128,000 file reads).
-				sample := *op
-				sample.Subtasks = []*metadata.SubtaskState{first}
-				ks, backend, err := keyedStatesSafely(sp, &sample)
-				if err != nil {
-					rows[i].StateError = err.Error()
+				key := headerKey(op, first)
+				mu.Lock()
+				l, ok := seen[key]
+				mu.Unlock()
+				ks, backend := slices.Clone(l.states), l.backend
+				if !ok {
+					sample := *op
+					sample.Subtasks = []*metadata.SubtaskState{first}
+					var err error
+					ks, backend, err = keyedStatesSafely(sp, &sample)
+					if err != nil {
+						rows[i].StateError = err.Error()
+					} else if key != "" {
+						mu.Lock()
+						seen[key] = listing{slices.Clone(ks), backend}
+						mu.Unlock()
+					}
 				}
 				rows[i].Backend = backend
 				rows[i].States = append(ks, rows[i].States...)
@@ -203,6 +226,24 @@ func addKeyedStates(sp *savepoint.Savepoint, rows []inspectOperator) {
 	}
 	close(jobs)
 	wg.Wait()
+}
+
+// headerKey names the keyed-state header st's handle reads, for sharing its state list between
+// operators: the state file and its size, and the max parallelism (key-group prefix width). Only
+// savepoint key-groups handles on files qualify (other tags add a layout check that depends on
+// the offsets); "" means do not share.
+func headerKey(op *metadata.OperatorState, st *metadata.SubtaskState) string {
+	kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
+	if !ok || kh.Tag() != metadata.TagSavepointKeyGroups {
+		return ""
+	}
+	switch h := kh.Delegate.(type) {
+	case *metadata.RelativeFileHandle:
+		return fmt.Sprintf("r\x00%s\x00%d\x00%d", h.Path, h.Size, op.MaxParallelism)
+	case *metadata.FileHandle:
+		return fmt.Sprintf("f\x00%s\x00%d\x00%d", h.Path, h.Size, op.MaxParallelism)
+	}
+	return ""
 }
 
 // keyedStatesSafely calls the keyed-state reader; a panic in it (a bug: readers must return
