@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"github.com/statecraft/statecraft/plan"
@@ -16,23 +15,7 @@ func readPlan(c *cli.Context, what string) (*plan.Plan, error) {
 	if c.NArg() != 1 {
 		return nil, withCode(exitFailure, fmt.Errorf("%s: want exactly one PLAN argument (a compiled plan JSON file, or - for stdin), got %d", what, c.NArg()))
 	}
-	name := c.Args().First()
-	var data []byte
-	var err error
-	if name == "-" {
-		data, err = io.ReadAll(c.App.Reader)
-		name = "<stdin>"
-	} else {
-		data, err = os.ReadFile(name)
-	}
-	if err != nil {
-		return nil, withCode(exitFailure, fmt.Errorf("read plan: %w", err))
-	}
-	p, err := plan.Parse(name, data)
-	if err != nil {
-		return nil, withCode(exitFailure, err)
-	}
-	return p, nil
+	return readPlanArg(c, c.Args().First())
 }
 
 // shorten cuts s to at most n runes, marking the cut with "...".
