@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -146,12 +145,27 @@ func init() {
 				}
 				r := plan.Diff(oldp, newp)
 				w := c.App.Writer
+				if c.Bool("json") && c.String("savepoint") != "" {
+					// One JSON document, so scripts can parse the output: the diff and the upgrade.
+					up, sp, blocked, err := upgradeResult(c, oldp, newp)
+					if err != nil {
+						return err
+					}
+					sp.Close()
+					if err := encodeJSON(w, struct {
+						Diff    *plan.DiffReport `json:"diff"`
+						Upgrade upgradeJSON      `json:"upgrade"`
+					}{r, up}); err != nil {
+						return withCode(exitFailure, err)
+					}
+					if blocked || (gate && r.Verdict >= failOn) {
+						return withCode(exitFindings, nil)
+					}
+					return nil
+				}
 				switch {
 				case c.Bool("json"):
-					enc := json.NewEncoder(w)
-					enc.SetIndent("", "  ")
-					enc.SetEscapeHTML(false)
-					if err := enc.Encode(r); err != nil {
+					if err := encodeJSON(w, r); err != nil {
 						return withCode(exitFailure, err)
 					}
 				case c.Bool("text"):

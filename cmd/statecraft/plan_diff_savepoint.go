@@ -59,52 +59,70 @@ func init() {
 	})
 }
 
-// runUpgrade is `plan upgrade`; `plan diff --savepoint` calls it after printing the diff.
-func runUpgrade(c *cli.Context, w io.Writer, oldp, newp *plan.Plan) error {
+// upgradeJSON is what `plan upgrade --json` prints (and `plan diff --json --savepoint` embeds).
+type upgradeJSON struct {
+	Savepoint string `json:"savepoint"`
+	Script    string `json:"script"`
+	*bridge.UpgradeReport
+}
+
+// upgradeResult computes `plan upgrade` for OLD and NEW against --savepoint and writes the script
+// to -o when given. Blocked reports whether the upgrade must fail the command (exit 2).
+func upgradeResult(c *cli.Context, oldp, newp *plan.Plan) (v upgradeJSON, sp *savepoint.Savepoint, blocked bool, err error) {
 	mp := c.Int("max-parallelism")
 	if mp < 0 || mp > 32768 {
-		return withCode(exitFailure, fmt.Errorf("--max-parallelism %d: want 1..32768", mp))
+		return v, nil, false, withCode(exitFailure, fmt.Errorf("--max-parallelism %d: want 1..32768", mp))
 	}
 	opts, err := uidOptions(c)
 	if err != nil {
-		return withCode(exitFailure, err)
+		return v, nil, false, withCode(exitFailure, err)
 	}
-	sp, err := savepoint.Open(c.String("savepoint"))
+	sp, err = savepoint.Open(c.String("savepoint"))
 	if err != nil {
-		return withCode(exitFailure, err)
+		return v, nil, false, withCode(exitFailure, err)
 	}
-	defer sp.Close()
 	r, err := bridge.Upgrade(oldp, newp, opts, sp, bridge.CheckOptions{MaxParallelism: mp})
 	if err != nil {
-		return withCode(exitFailure, err)
+		sp.Close()
+		return v, nil, false, withCode(exitFailure, err)
 	}
 	script := r.Script(fmt.Sprintf("savepoint %s (checkpoint %d), taken under %s", sp.Dir, sp.Metadata.CheckpointID, oldp.File),
 		"so that it restores under "+newp.File+" (statecraft plan upgrade)")
-	out := c.String("output")
-	if out != "" {
+	if out := c.String("output"); out != "" {
 		if err := safeio.WriteFile(out, script, 0o644); err != nil {
-			return withCode(exitFailure, fmt.Errorf("write script: %w", err))
+			sp.Close()
+			return v, nil, false, withCode(exitFailure, fmt.Errorf("write script: %w", err))
 		}
 	}
+	return upgradeJSON{Savepoint: sp.Dir, Script: string(script), UpgradeReport: r}, sp, len(r.Blocked) > 0 || !r.After.Restores, nil
+}
+
+// runUpgrade is `plan upgrade`; `plan diff --savepoint` calls it after printing the diff.
+func runUpgrade(c *cli.Context, w io.Writer, oldp, newp *plan.Plan) error {
+	v, sp, blocked, err := upgradeResult(c, oldp, newp)
+	if err != nil {
+		return err
+	}
+	defer sp.Close()
 	if c.Bool("json") {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		v := struct {
-			Savepoint string `json:"savepoint"`
-			Script    string `json:"script"`
-			*bridge.UpgradeReport
-		}{sp.Dir, string(script), r}
-		if err := enc.Encode(v); err != nil {
+		if err := encodeJSON(w, v); err != nil {
 			return withCode(exitFailure, err)
 		}
 	} else {
-		writeUpgrade(w, sp, r, script, out)
+		writeUpgrade(w, sp, v.UpgradeReport, []byte(v.Script), c.String("output"))
 	}
-	if len(r.Blocked) > 0 || !r.After.Restores {
+	if blocked {
 		return withCode(exitFindings, nil)
 	}
 	return nil
+}
+
+// encodeJSON prints v indented, without HTML escaping.
+func encodeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 func writeUpgrade(w io.Writer, sp *savepoint.Savepoint, r *bridge.UpgradeReport, script []byte, out string) {
