@@ -29,6 +29,7 @@
 //	                             v
 //	          verify: re-read the staging directory, compare per-state counts and checksums
 //	                  with the source transformed as promised; on a mismatch remove it
+//	                  (UID renames only: _metadata and file identity instead, see verify.go)
 //	                             v
 //	          rename DST.statecraft-tmp-XXXX -> DST (DST must not exist, or be an empty dir)
 //
