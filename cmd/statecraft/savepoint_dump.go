@@ -245,8 +245,10 @@ func cell(v any) string {
 	case string:
 		return x
 	}
-	b, err := json.Marshal(v)
+	// The same bytes as json.Marshal(v), without reflection; on error, json.Marshal's wording.
+	b, err := keyed.AppendJSONValue(nil, v)
 	if err != nil {
+		_, err = json.Marshal(v)
 		return fmt.Sprintf("<%v>", err)
 	}
 	return string(b)

@@ -56,6 +56,11 @@ func (r *Record) AppendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// AppendJSONValue appends one decoded value (a key, namespace, user key or value of a Record)
+// exactly as json.Marshal(v) writes it. On error nothing useful is appended; callers that show
+// the error should take it from json.Marshal(v), as MarshalJSON's wording may differ.
+func AppendJSONValue(b []byte, v any) ([]byte, error) { return appendJSONValue(b, v) }
+
 // appendJSONValue appends v as json.Marshal(v) would.
 func appendJSONValue(b []byte, v any) ([]byte, error) {
 	var err error

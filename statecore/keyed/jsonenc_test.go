@@ -95,6 +95,13 @@ func TestAppendJSONEqualsMarshal(t *testing.T) {
 	for _, s := range strs {
 		recs = append(recs, Record{State: s, Kind: "timer", TimerKind: s}, Record{State: s, Kind: "list", TTL: []int64{1, 2}})
 	}
+	for i, v := range vals {
+		want, werr := json.Marshal(v)
+		got, gerr := AppendJSONValue(nil, v)
+		if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
+			t.Errorf("value %d (%#v): AppendJSONValue %s (err %v), json.Marshal %s (err %v)", i, v, got, gerr, want, werr)
+		}
+	}
 	for i, r := range recs {
 		want, werr := referenceJSON(t, r)
 		got, gerr := r.AppendJSON([]byte("prefix"))
