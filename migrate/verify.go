@@ -163,7 +163,7 @@ func canonicalKeyed(op *metadata.OperatorState) bool {
 // VerifyRow is one compared sum, for the report.
 type VerifyRow struct {
 	Operator string `json:"operator"`
-	Kind     string `json:"kind"` // keyed | operator
+	Kind     string `json:"kind"` // keyed | operator (digests); metadata | file (verifyUnchanged)
 	State    string `json:"state"`
 	Expected Sum    `json:"expected"`
 	Actual   Sum    `json:"actual"`
@@ -346,7 +346,7 @@ func verifyUnchanged(src *savepoint.Savepoint, want *metadata.Metadata, out *sav
 		if op.ID != w.ID || op.UID != w.UID {
 			return rows, fmt.Sprintf("operator %d of the output is %s (uid %q), expected %s (uid %q)", i, op.ID, op.UID, w.ID, w.UID), nil
 		}
-		rows = append(rows, VerifyRow{Operator: Label(op), Kind: "operator", State: a.Operators[i].ID.String() + " -> " + op.ID.String(),
+		rows = append(rows, VerifyRow{Operator: Label(op), Kind: "metadata", State: a.Operators[i].ID.String() + " -> " + op.ID.String(),
 			Proof: "_metadata: same operator state as the source's apart from id and uid"})
 		op.ID, op.UID = a.Operators[i].ID, a.Operators[i].UID
 	}

@@ -39,7 +39,7 @@ func TestUIDRunVerifiedByIdentity(t *testing.T) {
 				case r.Kind == "file" && link == LinkHard && r.Proof == "same file (hard link)",
 					r.Kind == "file" && link == LinkCopy && r.Proof == "same size and SHA-256 (copy)" && r.Expected == r.Actual && r.Actual.Hash != 0:
 					files++
-				case r.Kind == "operator":
+				case r.Kind == "metadata":
 					ops++
 				default:
 					t.Errorf("link mode %d: unexpected row %+v", link, r)
