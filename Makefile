@@ -33,8 +33,7 @@ test:
 oracle-check:
 	STATECRAFT_ORACLE=1 $(GO) test -count=1 -timeout 60m -run 'Oracle' ./...
 	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
-	if [ -f testdata/oracle/src/main/java/dev/statecraft/oracle/savepoints/JudgeSelfTest.java ]; then \
-	  $(ORACLE) judge-selftest "$$tmp"; fi
+	$(ORACLE) judge-selftest "$$tmp" testdata/savepoints/types-hashmap testdata/savepoints/types-hashmap.expect.json
 
 # Fuzz targets (package:Target), see FUZZING.md. `make fuzz` runs each for FUZZTIME (one worker
 # each, one after the other: the machine is shared); `make check` runs each for FUZZTIME_BRIEF so

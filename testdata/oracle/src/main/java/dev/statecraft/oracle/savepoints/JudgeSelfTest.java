@@ -40,12 +40,12 @@ public final class JudgeSelfTest {
 
     public static int run(String[] args) throws Exception {
         if (args.length != 1 && args.length != 3) {
-            System.err.println("usage: judge-selftest WORKDIR [SAVEPOINT_DIR EXPECT_JSON]");
+            System.err.println("usage: judge-selftest WORKDIR [SAVEPOINT_DIR EXPECT_JSON] (default: testdata/savepoints/types-hashmap, from the repository root)");
             return 2;
         }
         Path work = Paths.get(args[0]).toAbsolutePath().normalize();
-        Path orig = Paths.get(args.length == 3 ? args[1] : "../savepoints/types-hashmap").toAbsolutePath().normalize();
-        Path expPath = Paths.get(args.length == 3 ? args[2] : "../savepoints/types-hashmap.expect.json").toAbsolutePath().normalize();
+        Path orig = Paths.get(args.length == 3 ? args[1] : "testdata/savepoints/types-hashmap").toAbsolutePath().normalize();
+        Path expPath = Paths.get(args.length == 3 ? args[2] : "testdata/savepoints/types-hashmap.expect.json").toAbsolutePath().normalize();
         JsonNode exp = Json.read(expPath);
         Files.createDirectories(work);
 
