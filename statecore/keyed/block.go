@@ -57,8 +57,12 @@ type BlockReader struct {
 	// that every key carries its block's key group.
 	PrefixLen int
 
+	// End is set by a ReadBlock that returns nil: the stream offset just past the block.
+	End int64
+
 	br      *bufio.Reader
 	sr      *snappy.Reader
+	cnt     countingReader
 	key     []byte
 	val     []byte
 	scratch [4]byte
@@ -152,10 +156,13 @@ func (b *BlockReader) ReadBlock(src io.ReaderAt, size int64, off int64, kg int, 
 	}
 	sec := io.NewSectionReader(src, off, size-off)
 	if b.Compressed {
+		// The Snappy reader takes whole chunks and reads no further, so the bytes it consumed
+		// are the block's length in the file.
+		b.cnt = countingReader{r: sec}
 		if b.sr == nil {
-			b.sr = snappy.NewReader(sec)
+			b.sr = snappy.NewReader(&b.cnt)
 		} else {
-			b.sr.Reset(sec)
+			b.sr.Reset(&b.cnt)
 		}
 		c.r = b.sr
 		c.limit = 1<<62 - 1
@@ -221,6 +228,10 @@ func (b *BlockReader) ReadBlock(src io.ReaderAt, size int64, off int64, kg int, 
 			return err
 		}
 		if next == EndOfKeyGroup {
+			b.End = off + c.pos
+			if b.Compressed {
+				b.End = off + b.cnt.n
+			}
 			return nil
 		}
 		if next >= b.NumStates {
@@ -236,4 +247,16 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

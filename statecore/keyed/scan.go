@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
+	"github.com/statecraft/statecraft/statecore/javaio"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 )
@@ -105,8 +107,26 @@ func checkRanges(op *metadata.OperatorState) error {
 }
 
 // Entries reads every block of the subtask in key-group order and calls fn with each raw entry.
+//
+// Flink writes the header and then the blocks back to back to the end of the stream, so the
+// blocks must tile it exactly: the first block starts where the header ends and each one ends
+// where the next one (in file order) starts, or at the end of the stream. A gap means bytes no
+// key group owns — typically an offset zeroed in _metadata, which would otherwise hide that key
+// group's entries silently — and is refused.
 func (s *Subtask) Entries(fn func(*Entry) error) error {
 	br := &BlockReader{Name: s.Name, Compressed: s.Header.Compressed, NumStates: len(s.Header.States), PrefixLen: s.Decoder.PrefixLen}
+	ends := blockEnds(s.Handle.Offsets, s.size)
+	start := s.size
+	for _, off := range s.Handle.Offsets {
+		if off > 0 && off < start {
+			start = off
+		}
+	}
+	if start != s.Header.Size() && start < s.size {
+		return &javaio.FormatError{Name: s.Name, Offset: s.Header.Size(), Field: "key-group blocks",
+			Msg: fmt.Sprintf("the header ends at %d but the first key-group block starts at %d: %d bytes belong to no key group (an offset changed in _metadata?)",
+				s.Header.Size(), start, start-s.Header.Size())}
+	}
 	for i, off := range s.Handle.Offsets {
 		if off == 0 {
 			continue
@@ -115,8 +135,34 @@ func (s *Subtask) Entries(fn func(*Entry) error) error {
 		if err := br.ReadBlock(s.src, s.size, off, kg, fn); err != nil {
 			return err
 		}
+		if want := ends[off]; br.End != want {
+			return &javaio.FormatError{Name: s.Name, Offset: br.End, Field: fmt.Sprintf("keyGroup[%d]", kg),
+				Msg: fmt.Sprintf("the block ends at %d but the next block (or the end of the stream) is at %d: %d bytes belong to no key group (an offset zeroed or changed in _metadata?)",
+					br.End, want, want-br.End)}
+		}
 	}
 	return nil
+}
+
+// blockEnds maps each non-zero block offset to where the block must end: the next larger offset,
+// or size for the last block.
+func blockEnds(offsets []int64, size int64) map[int64]int64 {
+	sorted := make([]int64, 0, len(offsets))
+	for _, o := range offsets {
+		if o > 0 {
+			sorted = append(sorted, o)
+		}
+	}
+	slices.Sort(sorted)
+	ends := make(map[int64]int64, len(sorted))
+	for i, o := range sorted {
+		if i+1 < len(sorted) {
+			ends[o] = sorted[i+1]
+		} else {
+			ends[o] = size
+		}
+	}
+	return ends
 }
 
 // CheckBlocks reads the start of every key-group block, up to and including its first entry:
