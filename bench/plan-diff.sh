@@ -18,7 +18,8 @@ trap 'rm -rf "$work"' EXIT
 
 if ! command -v jq >/dev/null 2>&1; then
   echo "installing jq..." >&2
-  if [ "$(id -u)" = 0 ]; then apt-get install -y jq >&2; else sudo apt-get install -y jq >&2; fi
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get install -y jq >&2 || { $sudo apt-get update >&2 && $sudo apt-get install -y jq >&2; }
 fi
 
 (cd "$root" && go build -o "$work/statecraft" ./cmd/statecraft)

@@ -18,6 +18,16 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# The tools the measurements rely on, from Debian's packages on a fresh machine: hyperfine for
+# timing, GNU time for peak RSS, jq for the plan peers.
+need=()
+command -v hyperfine >/dev/null 2>&1 || need+=(hyperfine)
+[ -x /usr/bin/time ] || need+=(time)
+command -v jq >/dev/null 2>&1 || need+=(jq)
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
+  echo "installing ${need[*]}..." >&2
+  apt-get install -y "${need[@]}" >&2 || { apt-get update >&2 && apt-get install -y "${need[@]}" >&2; } || true
+fi
 quick="${BENCH_QUICK:-}"
 out_md="${BENCH_OUT:-$root/BENCHMARKS.md}"
 oracle="$root/testdata/oracle/run.sh"
