@@ -11,7 +11,6 @@ import (
 
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
-	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
 // flink120Expectations lists the expectation files of the savepoints Flink 1.20 wrote
@@ -29,12 +28,8 @@ func flink120Expectations(t *testing.T) []string {
 type flink120Expectation struct {
 	Format    string
 	Operators []struct {
-		UIDHash     string `json:"uidHash"`
-		KeyedStates []struct {
-			Name, Kind, KeyType, ValueType string
-			UserKeyType                    *string
-			TTL                            bool
-		} `json:"keyedStates"`
+		UIDHash     string          `json:"uidHash"`
+		KeyedStates []expectedState `json:"keyedStates"`
 	}
 }
 
@@ -89,38 +84,7 @@ func TestFlink120KeyedStreams(t *testing.T) {
 				} else if !bytes.Equal(b, s.Header.Raw) {
 					t.Errorf("%s: re-encoded header differs from Flink 1.20's (%d vs %d bytes)", s.Name, len(b), len(s.Header.Raw))
 				}
-				for _, es := range eo.KeyedStates {
-					var sd *StateDecoder
-					for _, d := range s.Decoder.States {
-						if d.Meta.Name == es.Name {
-							sd = d
-						}
-					}
-					if sd == nil {
-						t.Errorf("%s %s: header has no state %q", ef, s.Name, es.Name)
-						continue
-					}
-					checked++
-					vs := sd.Meta.Serializer(SerValue)
-					switch sd.Kind {
-					case "list":
-						vs = vs.Nested[0]
-					case "map":
-						if got := norm(serializer.JavaType(vs.Nested[0])); es.UserKeyType == nil || got != norm(*es.UserKeyType) {
-							t.Errorf("%s state %s: user key type %s, want %v", ef, es.Name, got, es.UserKeyType)
-						}
-						vs = vs.Nested[1]
-					}
-					if got := norm(serializer.JavaType(serializer.UnwrapTTL(vs))); got != norm(es.ValueType) {
-						t.Errorf("%s state %s: value type %s, want %s", ef, es.Name, got, es.ValueType)
-					}
-					if got := norm(serializer.JavaType(s.Header.KeySerializer)); got != norm(es.KeyType) {
-						t.Errorf("%s state %s: key type %s, want %s", ef, es.Name, got, es.KeyType)
-					}
-					if sd.Kind != es.Kind || sd.TTL != es.TTL {
-						t.Errorf("%s state %s: kind %s ttl %v, want %s ttl %v", ef, es.Name, sd.Kind, sd.TTL, es.Kind, es.TTL)
-					}
-				}
+				checked += checkStateTypes(t, ef, s, eo.KeyedStates, norm)
 				data, err := io.ReadAll(io.NewSectionReader(s.src, 0, s.size))
 				if err != nil {
 					t.Fatal(err)

@@ -457,12 +457,8 @@ func TestStateTypesMatchExpectation(t *testing.T) {
 		var exp struct {
 			Format    string
 			Operators []struct {
-				UIDHash     string `json:"uidHash"`
-				KeyedStates []struct {
-					Name, Kind, KeyType, ValueType string
-					UserKeyType                    *string
-					TTL                            bool
-				} `json:"keyedStates"`
+				UIDHash     string          `json:"uidHash"`
+				KeyedStates []expectedState `json:"keyedStates"`
 			}
 		}
 		if err := json.Unmarshal(raw, &exp); err != nil {
@@ -490,38 +486,7 @@ func TestStateTypesMatchExpectation(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, s := range subs {
-				for _, es := range eo.KeyedStates {
-					var sd *StateDecoder
-					for _, d := range s.Decoder.States {
-						if d.Meta.Name == es.Name {
-							sd = d
-						}
-					}
-					if sd == nil {
-						t.Errorf("%s %s: header has no state %q", ef, s.Name, es.Name)
-						continue
-					}
-					checked++
-					vs := sd.Meta.Serializer(SerValue)
-					switch sd.Kind {
-					case "list":
-						vs = vs.Nested[0]
-					case "map":
-						if got := norm(serializer.JavaType(vs.Nested[0])); es.UserKeyType == nil || got != norm(*es.UserKeyType) {
-							t.Errorf("%s state %s: user key type %s, want %v", ef, es.Name, got, es.UserKeyType)
-						}
-						vs = vs.Nested[1]
-					}
-					if got := norm(serializer.JavaType(serializer.UnwrapTTL(vs))); got != norm(es.ValueType) {
-						t.Errorf("%s state %s: value type %s, want %s", ef, es.Name, got, es.ValueType)
-					}
-					if got := norm(serializer.JavaType(s.Header.KeySerializer)); got != norm(es.KeyType) {
-						t.Errorf("%s state %s: key type %s, want %s", ef, es.Name, got, es.KeyType)
-					}
-					if sd.Kind != es.Kind || sd.TTL != es.TTL {
-						t.Errorf("%s state %s: kind %s ttl %v, want %s ttl %v", ef, es.Name, sd.Kind, sd.TTL, es.Kind, es.TTL)
-					}
-				}
+				checked += checkStateTypes(t, ef, s, eo.KeyedStates, norm)
 			}
 			closeAll()
 		}
@@ -592,4 +557,52 @@ func FuzzKeyedStream(f *testing.F) {
 			return err
 		})
 	})
+}
+
+// expectedState is a keyed state as an expectation file describes it.
+type expectedState struct {
+	Name, Kind, KeyType, ValueType string
+	UserKeyType                    *string
+	TTL                            bool
+}
+
+// checkStateTypes compares the states of one subtask's header with what the oracle's job
+// declared (kind, TTL flag, key, value and user-key Java types) and returns how many it checked.
+// norm brings both spellings of a type name to one form before they are compared.
+func checkStateTypes(t *testing.T, ef string, s *Subtask, states []expectedState, norm func(string) string) int {
+	t.Helper()
+	checked := 0
+	for _, es := range states {
+		var sd *StateDecoder
+		for _, d := range s.Decoder.States {
+			if d.Meta.Name == es.Name {
+				sd = d
+			}
+		}
+		if sd == nil {
+			t.Errorf("%s %s: header has no state %q", ef, s.Name, es.Name)
+			continue
+		}
+		checked++
+		vs := sd.Meta.Serializer(SerValue)
+		switch sd.Kind {
+		case "list":
+			vs = vs.Nested[0]
+		case "map":
+			if got := norm(serializer.JavaType(vs.Nested[0])); es.UserKeyType == nil || got != norm(*es.UserKeyType) {
+				t.Errorf("%s state %s: user key type %s, want %v", ef, es.Name, got, es.UserKeyType)
+			}
+			vs = vs.Nested[1]
+		}
+		if got := norm(serializer.JavaType(serializer.UnwrapTTL(vs))); got != norm(es.ValueType) {
+			t.Errorf("%s state %s: value type %s, want %s", ef, es.Name, got, es.ValueType)
+		}
+		if got := norm(serializer.JavaType(s.Header.KeySerializer)); got != norm(es.KeyType) {
+			t.Errorf("%s state %s: key type %s, want %s", ef, es.Name, got, es.KeyType)
+		}
+		if sd.Kind != es.Kind || sd.TTL != es.TTL {
+			t.Errorf("%s state %s: kind %s ttl %v, want %s ttl %v", ef, es.Name, sd.Kind, sd.TTL, es.Kind, es.TTL)
+		}
+	}
+	return checked
 }
