@@ -16,13 +16,19 @@ import (
 // fixtureFiles lists the _metadata files of the savepoints and checkpoints the oracle made with
 // real Flink (testdata/savepoints/<name>/_metadata, see testdata/README.md).
 func fixtureFiles(t testing.TB) []string {
+	return globOrSkip(t, "../../testdata/savepoints/*/_metadata",
+		"no fixtures in testdata/savepoints yet (the oracle writes them: testdata/oracle/run.sh savepoints)")
+}
+
+// globOrSkip lists the files matching pattern, skipping the test with why when there are none.
+func globOrSkip(t testing.TB, pattern, why string) []string {
 	t.Helper()
-	files, err := filepath.Glob("../../testdata/savepoints/*/_metadata")
+	files, err := filepath.Glob(pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Skip("no fixtures in testdata/savepoints yet (the oracle writes them: testdata/oracle/run.sh savepoints)")
+		t.Skip(why)
 	}
 	return files
 }
@@ -43,18 +49,24 @@ func TestFixturesRoundTrip(t *testing.T) {
 		if m.Version != 6 {
 			t.Errorf("%s: version %d, want 6 (what Flink 2.3.0 writes)", f, m.Version)
 		}
-		var buf bytes.Buffer
-		if err := Encode(&buf, m); err != nil {
-			t.Errorf("%s: encode: %v", f, err)
-			continue
+		checkReencodes(t, f, m, data)
+	}
+}
+
+// checkReencodes fails the test unless m encodes to exactly data (the file f it was decoded from).
+func checkReencodes(t *testing.T, f string, m *Metadata, data []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Encode(&buf, m); err != nil {
+		t.Errorf("%s: encode: %v", f, err)
+		return
+	}
+	if !bytes.Equal(buf.Bytes(), data) {
+		n := 0
+		for n < len(data) && n < buf.Len() && data[n] == buf.Bytes()[n] {
+			n++
 		}
-		if !bytes.Equal(buf.Bytes(), data) {
-			n := 0
-			for n < len(data) && n < buf.Len() && data[n] == buf.Bytes()[n] {
-				n++
-			}
-			t.Errorf("%s: re-encoded %d bytes differ from the file's %d, first at offset %d", f, buf.Len(), len(data), n)
-		}
+		t.Errorf("%s: re-encoded %d bytes differ from the file's %d, first at offset %d", f, buf.Len(), len(data), n)
 	}
 }
 

@@ -3,22 +3,14 @@ package metadata
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"testing"
 )
 
 // flink120Files lists the _metadata files of the savepoints Flink 1.20 wrote
 // (testdata/flink-1.20/savepoints, made by FLINK_VERSION=1.20.0 testdata/oracle/run.sh savepoints).
 func flink120Files(t testing.TB) []string {
-	t.Helper()
-	files, err := filepath.Glob("../../testdata/flink-1.20/savepoints/*/_metadata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Skip("no Flink 1.20 fixtures in testdata/flink-1.20/savepoints (FLINK_VERSION=1.20.0 testdata/oracle/run.sh savepoints)")
-	}
-	return files
+	return globOrSkip(t, "../../testdata/flink-1.20/savepoints/*/_metadata",
+		"no Flink 1.20 fixtures in testdata/flink-1.20/savepoints (FLINK_VERSION=1.20.0 testdata/oracle/run.sh savepoints)")
 }
 
 // TestFlink120RoundTrip: Flink 1.20 writes metadata version 4 (no operator names or UIDs, which
@@ -46,17 +38,6 @@ func TestFlink120RoundTrip(t *testing.T) {
 				t.Errorf("%s: operator %s has name %q uid %q, but version 4 stores neither", f, op.ID, op.Name, op.UID)
 			}
 		}
-		var buf bytes.Buffer
-		if err := Encode(&buf, m); err != nil {
-			t.Errorf("%s: encode: %v", f, err)
-			continue
-		}
-		if !bytes.Equal(buf.Bytes(), data) {
-			n := 0
-			for n < len(data) && n < buf.Len() && data[n] == buf.Bytes()[n] {
-				n++
-			}
-			t.Errorf("%s: re-encoded %d bytes differ from the file's %d, first at offset %d", f, buf.Len(), len(data), n)
-		}
+		checkReencodes(t, f, m, data)
 	}
 }
