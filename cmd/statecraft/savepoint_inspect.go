@@ -189,20 +189,21 @@ func inspect(sp *savepoint.Savepoint) *inspectOutput {
 // damaged file of another subtask would go unnoticed. The first problem becomes the operator's
 // state error, unless it already has one.
 func checkStateFiles(sp *savepoint.Savepoint, rows []inspectOperator) {
-	checked := map[string]error{}
+	checked := map[streamID]error{}
 	for i, op := range sp.Metadata.Operators {
 		if rows[i].StateError != "" {
 			continue
 		}
 	subtasks:
 		for _, st := range op.Subtasks {
-			var streams []metadata.StreamHandle
-			for _, h := range []metadata.KeyedHandle{st.ManagedKeyed, st.RawKeyed} {
+			var buf [4]metadata.StreamHandle
+			streams := buf[:0]
+			for _, h := range [...]metadata.KeyedHandle{st.ManagedKeyed, st.RawKeyed} {
 				if kh, ok := h.(*metadata.KeyGroupsHandle); ok {
 					streams = append(streams, kh.Delegate)
 				}
 			}
-			for _, h := range []metadata.OperatorHandle{st.ManagedOperator, st.RawOperator} {
+			for _, h := range [...]metadata.OperatorHandle{st.ManagedOperator, st.RawOperator} {
 				if oh, ok := h.(*metadata.OperatorStreamHandle); ok {
 					streams = append(streams, oh.Delegate)
 				}
@@ -214,14 +215,16 @@ func checkStateFiles(sp *savepoint.Savepoint, rows []inspectOperator) {
 				if _, inline := h.(*metadata.ByteStreamHandle); inline {
 					continue
 				}
-				key := streamKey(h)
+				key, isFile := streamKey(h)
 				err, done := checked[key]
-				if !done {
+				if !isFile || !done {
 					var s *savepoint.Stream
 					if s, err = sp.OpenStream(h); err == nil {
 						s.Close()
 					}
-					checked[key] = err
+					if isFile {
+						checked[key] = err
+					}
 				}
 				if err != nil {
 					rows[i].StateError = fmt.Sprintf("subtask %d: %v", st.Index, err)
@@ -232,15 +235,22 @@ func checkStateFiles(sp *savepoint.Savepoint, rows []inspectOperator) {
 	}
 }
 
-// streamKey names the bytes a stream handle points at, for checking each file once.
-func streamKey(h metadata.StreamHandle) string {
+// streamID names the bytes a file stream handle points at, for checking each file once. It is
+// comparable and built without allocating: wide savepoints have 100,000s of handles.
+type streamID struct {
+	tag  byte
+	path string
+	size int64
+}
+
+func streamKey(h metadata.StreamHandle) (streamID, bool) {
 	switch h := h.(type) {
 	case *metadata.RelativeFileHandle:
-		return "rel:" + h.Path + ":" + strconv.FormatInt(h.Size, 10)
+		return streamID{h.Tag(), h.Path, h.Size}, true
 	case *metadata.FileHandle:
-		return "abs:" + h.Path + ":" + strconv.FormatInt(h.Size, 10)
+		return streamID{h.Tag(), h.Path, h.Size}, true
 	}
-	return fmt.Sprintf("%T %v", h, h)
+	return streamID{}, false
 }
 
 // addKeyedStates asks the keyed-state reader for each operator's keyed states, reading one
