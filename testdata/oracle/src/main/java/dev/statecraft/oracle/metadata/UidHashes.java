@@ -1,5 +1,7 @@
 package dev.statecraft.oracle.metadata;
 
+import dev.statecraft.oracle.common.TsvText;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -41,7 +43,7 @@ public final class UidHashes {
             if (line.isEmpty()) {
                 continue;
             }
-            String uid = unescape(line);
+            String uid = TsvText.unescape(line);
             String viaIdentifier = OperatorIdentifier.forUid(uid).getOperatorId().toHexString();
             String viaGenerator = OperatorIDGenerator.fromUid(uid).toHexString();
             if (!viaIdentifier.equals(viaGenerator)) {
@@ -49,43 +51,9 @@ public final class UidHashes {
                         + viaIdentifier + " but OperatorIDGenerator.fromUid gives " + viaGenerator);
                 return 1;
             }
-            out.println(escape(uid) + "\t" + viaIdentifier);
+            out.println(TsvText.escape(uid) + "\t" + viaIdentifier);
         }
         out.flush();
         return 0;
-    }
-
-    static String escape(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '\\': b.append("\\\\"); break;
-                case '\t': b.append("\\t"); break;
-                case '\n': b.append("\\n"); break;
-                case '\r': b.append("\\r"); break;
-                case '\0': b.append("\\0"); break;
-                default: b.append(c);
-            }
-        }
-        return b.toString();
-    }
-
-    static String unescape(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '\\' && i + 1 < s.length()) {
-                char n = s.charAt(i + 1);
-                String r = n == 't' ? "\t" : n == 'n' ? "\n" : n == 'r' ? "\r" : n == '0' ? "\0" : n == '\\' ? "\\" : null;
-                if (r != null) {
-                    b.append(r);
-                    i++;
-                    continue;
-                }
-            }
-            b.append(c);
-        }
-        return b.toString();
     }
 }

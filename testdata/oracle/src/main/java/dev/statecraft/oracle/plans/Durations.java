@@ -1,5 +1,7 @@
 package dev.statecraft.oracle.plans;
 
+import dev.statecraft.oracle.common.TsvText;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -39,7 +41,7 @@ public final class Durations {
         List<String> lines = Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8);
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         for (String line : lines) {
-            out.println(describe(unescape(line)));
+            out.println(describe(TsvText.unescape(line)));
         }
         out.flush();
         return 0;
@@ -51,7 +53,7 @@ public final class Durations {
         try {
             d = TimeUtils.parseDuration(input);
         } catch (RuntimeException e) {
-            return escape(input) + "\terror\t" + escape(e.getClass().getName() + ": " + e.getMessage());
+            return TsvText.escape(input) + "\terror\t" + TsvText.escape(e.getClass().getName() + ": " + e.getMessage());
         }
         String millis;
         try {
@@ -61,45 +63,11 @@ public final class Durations {
         }
         String formatted;
         try {
-            formatted = escape(TimeUtils.formatWithHighestUnit(d));
+            formatted = TsvText.escape(TimeUtils.formatWithHighestUnit(d));
         } catch (RuntimeException e) {
-            formatted = escape("!" + e.getClass().getName() + ": " + e.getMessage());
+            formatted = TsvText.escape("!" + e.getClass().getName() + ": " + e.getMessage());
         }
-        return escape(input) + "\tok\t" + millis + "\t" + formatted + "\t"
+        return TsvText.escape(input) + "\tok\t" + millis + "\t" + formatted + "\t"
                 + d.getSeconds() + "." + String.format("%09d", d.getNano());
-    }
-
-    static String escape(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '\\': b.append("\\\\"); break;
-                case '\t': b.append("\\t"); break;
-                case '\n': b.append("\\n"); break;
-                case '\r': b.append("\\r"); break;
-                case '\0': b.append("\\0"); break;
-                default: b.append(c);
-            }
-        }
-        return b.toString();
-    }
-
-    static String unescape(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '\\' && i + 1 < s.length()) {
-                char n = s.charAt(i + 1);
-                String r = n == 't' ? "\t" : n == 'n' ? "\n" : n == 'r' ? "\r" : n == '0' ? "\0" : n == '\\' ? "\\" : null;
-                if (r != null) {
-                    b.append(r);
-                    i++;
-                    continue;
-                }
-            }
-            b.append(c);
-        }
-        return b.toString();
     }
 }
