@@ -10,10 +10,10 @@ import (
 	"testing"
 )
 
-// TestFlinkParsesEverythingWeWrite asks Flink 2.3.0 itself (the oracle's `durations` command)
+// TestOracleFlinkParsesEverythingWeWrite asks Flink 2.3.0 itself (the oracle's `durations` command)
 // to parse a wide spread of TTL texts statecraft writes, and checks that each comes back as the
 // same milliseconds. It starts a JVM, so it runs only with STATECRAFT_ORACLE=1.
-func TestFlinkParsesEverythingWeWrite(t *testing.T) {
+func TestOracleFlinkParsesEverythingWeWrite(t *testing.T) {
 	if os.Getenv("STATECRAFT_ORACLE") != "1" {
 		t.Skip("set STATECRAFT_ORACLE=1 to run against Flink (needs Java 17 and Maven)")
 	}
