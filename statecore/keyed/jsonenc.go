@@ -113,31 +113,9 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		b = base64.StdEncoding.AppendEncode(b, x)
 		return append(b, '"'), nil
 	case []any:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSONValue(b, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
+		return appendJSONArray(b, x, appendJSONValue)
 	case []int64:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, e, 10)
-		}
-		return append(b, ']'), nil
+		return appendJSONArray(b, x, func(b []byte, e int64) ([]byte, error) { return strconv.AppendInt(b, e, 10), nil })
 	case serializer.Fields:
 		// Fields.MarshalJSON writes {} for a nil Fields too.
 		b = append(b, '{')
@@ -155,19 +133,7 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 	case serializer.MapEntry:
 		return appendMapEntry(b, x)
 	case []serializer.MapEntry:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendMapEntry(b, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
+		return appendJSONArray(b, x, appendMapEntry)
 	case serializer.TTLValue:
 		// TTLValue.MarshalJSON marshals a map: keys in sorted order.
 		b = append(b, `{"ttlTimestamp":`...)
@@ -220,6 +186,25 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, out...), nil
+}
+
+// appendJSONArray appends xs as a JSON array (null for a nil slice, as encoding/json writes it),
+// each element through each.
+func appendJSONArray[T any](b []byte, xs []T, each func([]byte, T) ([]byte, error)) ([]byte, error) {
+	if xs == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, e := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = each(b, e); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
 }
 
 func appendMapEntry(b []byte, e serializer.MapEntry) ([]byte, error) {
