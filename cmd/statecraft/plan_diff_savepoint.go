@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -115,14 +114,6 @@ func runUpgrade(c *cli.Context, w io.Writer, oldp, newp *plan.Plan) error {
 		return withCode(exitFindings, nil)
 	}
 	return nil
-}
-
-// encodeJSON prints v indented, without HTML escaping.
-func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 func writeUpgrade(w io.Writer, sp *savepoint.Savepoint, r *bridge.UpgradeReport, script []byte, out string) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -152,10 +151,7 @@ func init() {
 				}
 				l := buildList(p)
 				if c.Bool("json") {
-					enc := json.NewEncoder(c.App.Writer)
-					enc.SetIndent("", "  ")
-					enc.SetEscapeHTML(false)
-					if err := enc.Encode(l); err != nil {
+					if err := encodeJSON(c.App.Writer, l); err != nil {
 						return withCode(exitFailure, err)
 					}
 				} else {

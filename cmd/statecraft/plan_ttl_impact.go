@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -112,16 +111,13 @@ func init() {
 					return withCode(exitFailure, err)
 				}
 				if c.Bool("json") {
-					enc := json.NewEncoder(c.App.Writer)
-					enc.SetIndent("", "  ")
-					enc.SetEscapeHTML(false)
 					v := struct {
 						Savepoint string               `json:"savepoint"`
 						Plan      string               `json:"plan"`
 						At        int64                `json:"atMillis"`
 						States    []bridge.StateImpact `json:"states"`
 					}{sp.Dir, p.File, at, rows}
-					if err := enc.Encode(v); err != nil {
+					if err := encodeJSON(c.App.Writer, v); err != nil {
 						return withCode(exitFailure, err)
 					}
 					return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -74,10 +73,7 @@ func init() {
 					out.UIDFormat = plan.DefaultUIDFormat
 				}
 				if c.Bool("json") {
-					enc := json.NewEncoder(c.App.Writer)
-					enc.SetIndent("", "  ")
-					enc.SetEscapeHTML(false)
-					err = enc.Encode(out)
+					err = encodeJSON(c.App.Writer, out)
 				} else {
 					err = writeUIDsTable(c.App.Writer, out)
 				}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/statecraft/statecraft/plan"
@@ -48,10 +47,7 @@ func init() {
 					out.Note = p.NoStateNote()
 				}
 				if c.Bool("json") {
-					enc := json.NewEncoder(c.App.Writer)
-					enc.SetIndent("", "  ")
-					enc.SetEscapeHTML(false)
-					if err := enc.Encode(out); err != nil {
+					if err := encodeJSON(c.App.Writer, out); err != nil {
 						return withCode(exitFailure, err)
 					}
 				} else {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -82,10 +81,7 @@ func runSavepointCheck(c *cli.Context) error {
 		out.UIDFormat = plan.DefaultUIDFormat
 	}
 	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(out)
+		err = encodeJSON(c.App.Writer, out)
 	} else {
 		err = writeCheckText(c.App.Writer, out, len(b.Operators))
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -384,10 +383,7 @@ func operatorStates(op *metadata.OperatorState) []inspectState {
 }
 
 func writeInspectJSON(w io.Writer, out *inspectOutput) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return encodeJSON(w, out)
 }
 
 // rowFields renders a savepoint_metadata row as text; NULL is empty in CSV and "-" in tables.
