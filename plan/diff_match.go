@@ -180,11 +180,24 @@ const maxCandidates = 512
 
 // matchedAbove returns the nearest matched NEW nodes at or above n, walking up through
 // unmatched (added) nodes.
-func (m *matcher) matchedAbove(n *Node) []*Node {
+func (m *matcher) matchedAbove(n *Node) []*Node { return nearestMatched(n, m.n2o) }
+
+// oldMatchedAbove is matchedAbove on the OLD side, returning OLD nodes that have a match.
+func (m *matcher) oldMatchedAbove(o *Node) map[*Node]bool {
+	out := map[*Node]bool{}
+	for _, u := range nearestMatched(o, m.o2n) {
+		out[u] = true
+	}
+	return out
+}
+
+// nearestMatched returns the nearest nodes at or above n that have a partner in matched,
+// walking breadth-first up through nodes that have none (at most maxWalk nodes).
+func nearestMatched(n *Node, matched map[*Node]*Node) []*Node {
 	if n == nil {
 		return nil
 	}
-	if m.n2o[n] != nil {
+	if matched[n] != nil {
 		return []*Node{n}
 	}
 	var out []*Node
@@ -198,38 +211,8 @@ func (m *matcher) matchedAbove(n *Node) []*Node {
 				continue
 			}
 			visited[u] = true
-			if m.n2o[u] != nil {
+			if matched[u] != nil {
 				out = append(out, u)
-			} else {
-				queue = append(queue, u)
-			}
-		}
-	}
-	return out
-}
-
-// oldMatchedAbove is matchedAbove on the OLD side, returning OLD nodes that have a match.
-func (m *matcher) oldMatchedAbove(o *Node) map[*Node]bool {
-	out := map[*Node]bool{}
-	if o == nil {
-		return out
-	}
-	if m.o2n[o] != nil {
-		out[o] = true
-		return out
-	}
-	visited := map[*Node]bool{o: true}
-	queue := []*Node{o}
-	for len(queue) > 0 && len(visited) < maxWalk {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, u := range cur.Upstream() {
-			if visited[u] {
-				continue
-			}
-			visited[u] = true
-			if m.o2n[u] != nil {
-				out[u] = true
 			} else {
 				queue = append(queue, u)
 			}
