@@ -107,32 +107,15 @@ func DigestOf(sp *savepoint.Savepoint) (Digest, error) {
 				}
 			}
 		}
-		for _, st := range op.Subtasks {
-			if st == nil || st.Finished {
-				continue
+		err := readOperatorState(sp, op, func(e opstate.Element) error {
+			if od.OpState[e.State] == nil {
+				od.OpState[e.State] = &Sum{}
 			}
-			oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle)
-			if !ok || oh.Delegate == nil {
-				continue
-			}
-			str, err := sp.OpenStream(oh.Delegate)
-			if err != nil {
-				return nil, err
-			}
-			os, err := opstate.Open(str, str.Size(), str.Name, oh)
-			if err == nil {
-				err = os.Read(func(e opstate.Element) error {
-					if od.OpState[e.State] == nil {
-						od.OpState[e.State] = &Sum{}
-					}
-					od.OpState[e.State].add(bytesHash(e.Raw))
-					return nil
-				})
-			}
-			str.Close()
-			if err != nil {
-				return nil, err
-			}
+			od.OpState[e.State].add(bytesHash(e.Raw))
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return d, nil
@@ -289,26 +272,34 @@ func CheckSource(sp *savepoint.Savepoint) error {
 			}
 			closeAll()
 		}
-		for _, st := range op.Subtasks {
-			if st == nil || st.Finished {
-				continue
-			}
-			oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle)
-			if !ok || oh.Delegate == nil {
-				continue
-			}
-			str, err := sp.OpenStream(oh.Delegate)
-			if err != nil {
-				return err
-			}
-			os, err := opstate.Open(str, str.Size(), str.Name, oh)
-			if err == nil {
-				err = os.Read(func(opstate.Element) error { return nil })
-			}
-			str.Close()
-			if err != nil {
-				return err
-			}
+		if err := readOperatorState(sp, op, func(opstate.Element) error { return nil }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readOperatorState reads every managed operator-state element of op's running subtasks.
+func readOperatorState(sp *savepoint.Savepoint, op *metadata.OperatorState, fn func(opstate.Element) error) error {
+	for _, st := range op.Subtasks {
+		if st == nil || st.Finished {
+			continue
+		}
+		oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle)
+		if !ok || oh.Delegate == nil {
+			continue
+		}
+		str, err := sp.OpenStream(oh.Delegate)
+		if err != nil {
+			return err
+		}
+		os, err := opstate.Open(str, str.Size(), str.Name, oh)
+		if err == nil {
+			err = os.Read(fn)
+		}
+		str.Close()
+		if err != nil {
+			return err
 		}
 	}
 	return nil
