@@ -192,36 +192,25 @@ func (b *BlockReader) ReadBlock(src io.ReaderAt, size int64, off int64, kg int, 
 		if !b.Compressed {
 			e.Offset += off
 		}
-		b.key, err = c.bytes("key", "key.length", b.key)
-		if err != nil {
-			return err
-		}
-		if len(b.key) < max(b.PrefixLen, 1) {
-			c.pos = e.Offset - off*boolInt(!b.Compressed)
-			return c.fail("key", nil, "key of %d bytes has no key-group prefix", len(b.key))
-		}
-		last := b.key[0]&metaFollows != 0
-		b.key[0] &^= metaFollows
-		if b.PrefixLen > 0 {
-			got := int(b.key[0])
-			if b.PrefixLen == 2 {
-				got = int(binary.BigEndian.Uint16(b.key))
+		if key, val, ok := c.peekEntry(); ok {
+			// The common case: the whole entry sits in the read buffer and is well formed.
+			last := key[0]&metaFollows != 0
+			key[0] &^= metaFollows
+			e.Key, e.Value = key, val
+			if err := fn(&e); err != nil {
+				return err
 			}
-			if got != kg {
-				c.pos = e.Offset - off*boolInt(!b.Compressed) + 4
-				return c.fail("key", nil, "key-group prefix %d in the block of key group %d", got, kg)
+			if !last {
+				continue
 			}
-		}
-		b.val, err = c.bytes("value", "value.length", b.val)
-		if err != nil {
-			return err
-		}
-		e.Key, e.Value = b.key, b.val
-		if err := fn(&e); err != nil {
-			return err
-		}
-		if !last {
-			continue
+		} else {
+			if last, err := c.slowEntry(&e, off, kg); err != nil {
+				return err
+			} else if err := fn(&e); err != nil {
+				return err
+			} else if !last {
+				continue
+			}
 		}
 		next, err := c.u16("nextStateId")
 		if err != nil {
@@ -240,6 +229,84 @@ func (b *BlockReader) ReadBlock(src io.ReaderAt, size int64, off int64, kg int, 
 		}
 		sid = next
 	}
+}
+
+// peekEntry returns the next entry's key and value as slices of the read buffer, consumed, when
+// the block is uncompressed, the entry fits the buffer and it passes every check slowEntry makes
+// (lengths in range, a key-group prefix that matches). Otherwise it consumes nothing and returns
+// false: slowEntry then reads the same bytes and reports what is wrong, at the same position.
+// The slices stay valid until the next read of the buffer.
+func (c *blockCursor) peekEntry() (key, val []byte, ok bool) {
+	b := c.b
+	if b.Compressed {
+		return nil, nil, false
+	}
+	br := b.br
+	p, err := br.Peek(4)
+	if err != nil {
+		return nil, nil, false
+	}
+	kl := int64(int32(binary.BigEndian.Uint32(p)))
+	if kl < int64(max(b.PrefixLen, 1)) || kl > c.limit-c.pos-4 || 8+kl > int64(br.Size()) {
+		return nil, nil, false
+	}
+	if p, err = br.Peek(int(8 + kl)); err != nil {
+		return nil, nil, false
+	}
+	vl := int64(int32(binary.BigEndian.Uint32(p[4+kl:])))
+	n := 8 + kl + vl
+	if vl < 0 || vl > c.limit-c.pos-8-kl || n > int64(br.Size()) {
+		return nil, nil, false
+	}
+	if p, err = br.Peek(int(n)); err != nil {
+		return nil, nil, false
+	}
+	key = p[4 : 4+kl]
+	if b.PrefixLen > 0 {
+		got := int(key[0] &^ metaFollows)
+		if b.PrefixLen == 2 {
+			got = got<<8 | int(key[1])
+		}
+		if got != c.kg {
+			return nil, nil, false
+		}
+	}
+	br.Discard(int(n))
+	c.pos += n
+	return key, p[8+kl : n], true
+}
+
+// slowEntry reads one entry through io.ReadFull into the reader's own buffers, checking each
+// field as it goes; it reports whether the entry is the last of its state's run.
+func (c *blockCursor) slowEntry(e *Entry, off int64, kg int) (bool, error) {
+	b := c.b
+	var err error
+	b.key, err = c.bytes("key", "key.length", b.key)
+	if err != nil {
+		return false, err
+	}
+	if len(b.key) < max(b.PrefixLen, 1) {
+		c.pos = e.Offset - off*boolInt(!b.Compressed)
+		return false, c.fail("key", nil, "key of %d bytes has no key-group prefix", len(b.key))
+	}
+	last := b.key[0]&metaFollows != 0
+	b.key[0] &^= metaFollows
+	if b.PrefixLen > 0 {
+		got := int(b.key[0])
+		if b.PrefixLen == 2 {
+			got = int(binary.BigEndian.Uint16(b.key))
+		}
+		if got != kg {
+			c.pos = e.Offset - off*boolInt(!b.Compressed) + 4
+			return false, c.fail("key", nil, "key-group prefix %d in the block of key group %d", got, kg)
+		}
+	}
+	b.val, err = c.bytes("value", "value.length", b.val)
+	if err != nil {
+		return false, err
+	}
+	e.Key, e.Value = b.key, b.val
+	return last, nil
 }
 
 func boolInt(b bool) int64 {
