@@ -27,6 +27,7 @@ import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.streaming.api.functions.source.legacy.SourceFunction;
+import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
 /**
@@ -194,6 +195,53 @@ final class FixtureFunctions {
             recent.add("r" + i);
             attrs.put("a" + (i % 3), i * 10);
             plain.update(i);
+            PROCESSED.incrementAndGet();
+        }
+    }
+
+    /**
+     * Integer key k = i % 6 (18 records: i = k, k+6, k+12): Row and POJO values for schema
+     * evolution (issue #6). "profile" (Row(String, Integer)) holds a null String for key 3 and a
+     * null Integer for key 4; "events" (list of Row(Integer, String)) a null String when i % 5 == 0;
+     * "scores" (map String -> Row(Long, Double), user keys s0..s2) a null Double for i == 13; "account" (POJO) a null
+     * owner for key 5; "ttlProfile" is "profile"'s type with a 1-day TTL (null String for key 2).
+     */
+    static final class Evolve extends KeyedProcessFunction<Integer, Long, Long> {
+        static final TypeInformation<Row> PROFILE = Types.ROW(Types.STRING, Types.INT);
+        static final TypeInformation<Row> EVENT = Types.ROW(Types.INT, Types.STRING);
+        static final TypeInformation<Row> SCORE = Types.ROW(Types.LONG, Types.DOUBLE);
+
+        private transient ValueState<Row> profile;
+        private transient ListState<Row> events;
+        private transient MapState<String, Row> scores;
+        private transient ValueState<Account> account;
+        private transient ValueState<Row> ttlProfile;
+
+        @Override
+        public void open(OpenContext ctx) {
+            profile = getRuntimeContext().getState(new ValueStateDescriptor<>("profile", PROFILE));
+            events = getRuntimeContext().getListState(new ListStateDescriptor<>("events", EVENT));
+            scores = getRuntimeContext().getMapState(new MapStateDescriptor<>("scores", Types.STRING, SCORE));
+            account = getRuntimeContext().getState(new ValueStateDescriptor<>("account", TypeInformation.of(Account.class)));
+            ValueStateDescriptor<Row> t = new ValueStateDescriptor<>("ttlProfile", PROFILE);
+            t.enableTimeToLive(StateTtlConfig.newBuilder(java.time.Duration.ofDays(1))
+                    .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
+                    .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
+                    .build());
+            ttlProfile = getRuntimeContext().getState(t);
+        }
+
+        @Override
+        public void processElement(Long i, Context ctx, Collector<Long> out) throws Exception {
+            int k = ctx.getCurrentKey();
+            int n = i.intValue();
+            profile.update(Row.of(k == 3 ? null : "user-" + k, k == 4 ? null : n));
+            events.add(Row.of(n, n % 5 == 0 ? null : "e" + n));
+            scores.put("s" + (n / 6), Row.of(n * 100L, n == 13 ? null : n / 4.0));
+            Account a = account.value();
+            if (a == null) a = new Account(k == 5 ? null : "acct-" + k, 0, 0);
+            account.update(new Account(a.owner, a.balance + n, a.version + 1));
+            ttlProfile.update(Row.of(k == 2 ? null : "t" + n, n * 2));
             PROCESSED.incrementAndGet();
         }
     }

@@ -40,6 +40,8 @@ public final class SavepointJobs {
     private SavepointJobs() {}
 
     static final int RECORDS = 40;
+    /** The evolve job's records: 6 keys, 3 records each, so its lists stay short enough to read. */
+    static final int EVOLVE_RECORDS = 18;
 
     /** One fixture: a job (by name) run with one backend and storage setting. */
     record Fixture(String name, String job, String backend, boolean compression, boolean native_,
@@ -59,7 +61,9 @@ public final class SavepointJobs {
             new Fixture("operator-state", "operator-state", "hashmap", false, false, true, 2, 128),
             new Fixture("native-rocksdb", "keyed", "rocksdb", false, true, false, 2, 128),
             new Fixture("operator-state-compressed", "operator-state", "hashmap", true, false, false, 2, 128),
-            new Fixture("keyed-ttl-collections", "ttl-collections", "hashmap", false, false, false, 2, 128));
+            new Fixture("keyed-ttl-collections", "ttl-collections", "hashmap", false, false, false, 2, 128),
+            new Fixture("evolve-hashmap", "evolve", "hashmap", false, false, false, 2, 128),
+            new Fixture("evolve-rocksdb", "evolve", "rocksdb", false, false, false, 2, 128));
 
     public static int run(String[] args) throws Exception {
         if (args.length < 1) {
@@ -147,7 +151,8 @@ public final class SavepointJobs {
 
     /** Builds the job's pipeline; returns how many PROCESSED bumps mark it as done. */
     static long build(String job, StreamExecutionEnvironment env) {
-        DataStream<Long> src = env.addSource(new FixedSource(RECORDS), "fixed-source", Types.LONG).uid("source").setParallelism(1);
+        int records = job.equals("evolve") ? EVOLVE_RECORDS : RECORDS;
+        DataStream<Long> src = env.addSource(new FixedSource(records), "fixed-source", Types.LONG).uid("source").setParallelism(1);
         switch (job) {
             case "keyed":
                 src.keyBy(i -> (int) (i % 12), Types.INT).process(new IntKeyed()).returns(Types.LONG).uid("int-keyed").name("int-keyed");
@@ -170,6 +175,9 @@ public final class SavepointJobs {
             case "ttl-collections":
                 src.keyBy(i -> (int) (i % 5), Types.INT).process(new TtlCollections()).returns(Types.LONG).uid("ttl-collections").name("ttl-collections");
                 return RECORDS;
+            case "evolve":
+                src.keyBy(i -> (int) (i % 6), Types.INT).process(new Evolve()).returns(Types.LONG).uid("evolve").name("evolve");
+                return EVOLVE_RECORDS;
             case "operator-state": {
                 DataStream<Long> rules = env.addSource(new FixedSource(3), "rules-source", Types.LONG).uid("rules-source").setParallelism(1);
                 BroadcastStream<Long> b = rules.broadcast(FixtureFunctions.RULES);
@@ -277,6 +285,14 @@ public final class SavepointJobs {
                         keyed("recent", "list", "Integer", "String", null, true),
                         keyed("attrs", "map", "Integer", "Long", "String", true),
                         keyed("plain", "value", "Integer", "Long", null, false)), List.of()));
+                break;
+            case "evolve":
+                ops.add(operator("evolve", null, List.of(
+                        keyed("profile", "value", "Integer", "Row<String,Integer>", null, false),
+                        keyed("events", "list", "Integer", "Row<Integer,String>", null, false),
+                        keyed("scores", "map", "Integer", "Row<Long,Double>", "String", false),
+                        keyed("account", "value", "Integer", "Account", null, false),
+                        keyed("ttlProfile", "value", "Integer", "Row<String,Integer>", null, true)), List.of()));
                 break;
             case "operator-state":
                 ops.add(operator("buffer-map", null, List.of(), List.of(

@@ -7,15 +7,24 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
 
 import dev.statecraft.oracle.common.Json;
 
 /**
  * The type names of expectations ("Integer", "Long", "String", "Double", "Float", "Short", "Byte",
- * "Boolean", "Tuple2<A,B>", "Account") mapped to Flink type information, and values to and from
- * JSON. Expectations name types so that the oracle can read a savepoint (or restore a job) from the
- * expectation alone, including one the migrate feature rewrote with a new value type.
+ * "Boolean", "Tuple2<A,B>", "Row<T1,...,Tn>", "Account", "AccountV2", "AccountV3") mapped to Flink
+ * type information, and values to and from JSON. Expectations name types so that the oracle can
+ * read a savepoint (or restore a job) from the expectation alone, including one the migrate
+ * feature rewrote with a new value type.
+ *
+ * <p>{@code Row<T1,...,Tn>} is {@code Types.ROW(T1, ..., Tn)}: a position-based Row (field names
+ * f0..fn-1 in the type, none in the stored data), in JSON the array of its field values in order,
+ * {@code null} for a null field. Only RowKind INSERT rows are representable; reading any other kind
+ * is an error rather than a silent loss of the kind.
  */
 public final class StateTypes {
     private StateTypes() {}
@@ -33,7 +42,15 @@ public final class StateTypes {
             case "Byte": return Types.BYTE;
             case "Boolean": return Types.BOOLEAN;
             case "Account": return TypeInformation.of(Account.class);
+            case "AccountV2": return TypeInformation.of(AccountV2.class);
+            case "AccountV3": return TypeInformation.of(AccountV3.class);
             default:
+        }
+        if (n.startsWith("Row<") && n.endsWith(">")) {
+            List<String> args = rowArgs(n, name);
+            TypeInformation<?>[] fields = new TypeInformation<?>[args.size()];
+            for (int i = 0; i < fields.length; i++) fields[i] = info(args.get(i));
+            return Types.ROW(fields);
         }
         if (n.startsWith("Tuple2<") && n.endsWith(">")) {
             List<String> args = splitArgs(n.substring(7, n.length() - 1));
@@ -59,9 +76,31 @@ public final class StateTypes {
         return out;
     }
 
+    /** The field type names of a Row type name; at least one, none empty. */
+    private static List<String> rowArgs(String n, String name) {
+        List<String> args = splitArgs(n.substring(4, n.length() - 1));
+        for (String a : args) {
+            if (a.isEmpty()) throw new IllegalArgumentException("Row needs a type name for every field: " + name);
+        }
+        return args;
+    }
+
     public static JsonNode toJson(String type, Object v) {
         if (v == null) return Json.F.nullNode();
         String n = type.replace(" ", "");
+        if (n.startsWith("Row<")) {
+            List<String> args = rowArgs(n, type);
+            Row r = (Row) v;
+            if (r.getKind() != RowKind.INSERT) {
+                throw new IllegalStateException(type + ": row of kind " + r.getKind() + " (expectations hold INSERT rows only): " + r);
+            }
+            if (r.getArity() != args.size()) {
+                throw new IllegalStateException(type + ": row of arity " + r.getArity() + ": " + r);
+            }
+            ArrayNode a = Json.arr();
+            for (int i = 0; i < args.size(); i++) a.add(toJson(args.get(i), r.getField(i)));
+            return a;
+        }
         if (n.startsWith("Tuple2<")) {
             List<String> args = splitArgs(n.substring(7, n.length() - 1));
             Tuple2<?, ?> t = (Tuple2<?, ?>) v;
@@ -87,6 +126,23 @@ public final class StateTypes {
                 o.put("version", a.version);
                 return o;
             }
+            case "AccountV2": {
+                AccountV2 a = (AccountV2) v;
+                ObjectNode o = Json.obj();
+                o.put("owner", a.owner);
+                o.put("balance", a.balance);
+                o.put("tier", a.tier);
+                return o;
+            }
+            case "AccountV3": {
+                AccountV3 a = (AccountV3) v;
+                ObjectNode o = Json.obj();
+                o.put("owner", a.owner);
+                o.put("balance", a.balance);
+                o.put("version", a.version);
+                o.put("level", a.level);
+                return o;
+            }
             default: throw new IllegalArgumentException("unknown type name " + type);
         }
     }
@@ -98,6 +154,15 @@ public final class StateTypes {
             List<String> args = splitArgs(n.substring(7, n.length() - 1));
             return Tuple2.of(fromJson(args.get(0), j.get("f0")), fromJson(args.get(1), j.get("f1")));
         }
+        if (n.startsWith("Row<")) {
+            List<String> args = rowArgs(n, type);
+            if (!j.isArray() || j.size() != args.size()) {
+                throw new IllegalArgumentException(type + ": expected a JSON array of " + args.size() + " field values, got " + Json.compact(j));
+            }
+            Row r = new Row(RowKind.INSERT, args.size());
+            for (int i = 0; i < args.size(); i++) r.setField(i, fromJson(args.get(i), j.get(i)));
+            return r;
+        }
         switch (n) {
             case "Integer": return j.intValue();
             case "Long": return j.longValue();
@@ -107,8 +172,21 @@ public final class StateTypes {
             case "Float": return (float) j.doubleValue();
             case "String": return j.textValue();
             case "Boolean": return j.booleanValue();
-            case "Account": return new Account(Json.text(j, "owner"), j.get("balance").longValue(), j.get("version").intValue());
+            case "Account": return new Account(Json.text(j, "owner"), need(type, j, "balance").longValue(), need(type, j, "version").intValue());
+            case "AccountV2": return new AccountV2(Json.text(j, "owner"), need(type, j, "balance").longValue(), Json.text(j, "tier"));
+            case "AccountV3": {
+                JsonNode level = j.get("level");
+                return new AccountV3(Json.text(j, "owner"), need(type, j, "balance").longValue(), need(type, j, "version").intValue(),
+                        level == null || level.isNull() ? null : level.intValue());
+            }
             default: throw new IllegalArgumentException("unknown type name " + type);
         }
+    }
+
+    /** A primitive field of a POJO's JSON: it has no null, so a missing one is an error, not 0. */
+    private static JsonNode need(String type, JsonNode j, String field) {
+        JsonNode v = j.get(field);
+        if (v == null || v.isNull()) throw new IllegalArgumentException(type + ": field " + field + " is missing in " + Json.compact(j));
+        return v;
     }
 }
