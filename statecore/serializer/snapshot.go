@@ -53,9 +53,12 @@ type Snapshot struct {
 	// Precision and Scale of SQL DecimalData and TimestampData serializers; Arity of a
 	// BinaryRowData serializer.
 	Precision, Scale, Arity int32
-	// Extra holds payload bytes this package keeps but does not interpret (for example the
-	// POJO subclass maps, or a Kryo snapshot's registrations).
-	Extra []byte
+	// OuterFlag is the boolean outer snapshot of TwoPhaseCommitSinkFunction's and
+	// LinkedListSerializer's snapshots (outer version >= 2).
+	OuterFlag bool
+	// Maps are optional maps this package keeps without interpreting them: a POJO's registered
+	// and non-registered subclass maps, a Kryo snapshot's three maps. Written back as read.
+	Maps [][]OptionalEntry
 
 	// Offset is where the snapshot's class name starts in its stream, End where its payload
 	// ends: [Offset, End) are the bytes of the versioned snapshot (a top-level one has its i32
@@ -84,7 +87,10 @@ const (
 
 // PojoField is one field of a POJO snapshot.
 type PojoField struct {
-	Name      string    // the field name ("missing-field-at-<i>" when the field is gone)
+	// Entry is the optional map's key name; Flink writes the field name (or
+	// "missing-field-at-<i>" when the field is gone from the class).
+	Entry     string
+	Name      string    // the field name (Entry when the key frame is absent)
 	Declaring string    // the declaring class ("" when the field is gone)
 	Present   bool      // the field still exists in the class
 	Snapshot  *Snapshot // the field serializer's snapshot (nil when absent)
@@ -253,7 +259,7 @@ func readOuter(r *javaio.Reader, s *Snapshot, field string) {
 		}
 	case classTwoPhaseState, classLinkedList:
 		if s.OuterVersion >= 2 {
-			r.Bool(field + ".flag")
+			s.OuterFlag = r.Bool(field + ".flag")
 		}
 	case classExternal:
 		r.FailAt(s.Offset, field, "ExternalSerializer snapshots (Java-serialized DataType) are not supported")
@@ -306,42 +312,57 @@ func readPojo(r *javaio.Reader, s *Snapshot, field string, depth int) {
 		return
 	}
 	s.TypeClass = r.UTF(field + ".pojoClass")
-	readOptionalMap(r, field+".fields", func(name string, key, val []byte, keyOK, valOK bool, off int64) {
-		f := PojoField{Name: name, Present: keyOK}
-		if keyOK {
-			kr := frameReader(key, r.Name(), off)
+	readOptionalMap(r, field+".fields", func(e OptionalEntry, off int64) {
+		f := PojoField{Entry: e.Name, Name: e.Name, Present: e.KeyPresent}
+		if e.KeyPresent {
+			kr := frameReader(e.Key, r.Name(), off)
 			f.Declaring = kr.UTF(field + ".field.declaringClass")
 			f.Name = kr.UTF(field + ".field.name")
+			if kr.Err() == nil && !kr.AtEOF() {
+				kr.Failf(field+".field", "bytes left after the declaring class and name")
+			}
 			if kr.Err() != nil {
 				r.FailAt(off, field, "POJO field key frame: %v", kr.Err())
 				return
 			}
 		}
-		if valOK {
-			vr := frameReader(val, r.Name(), off)
-			f.Snapshot = readVersioned(vr, field+".field["+name+"]", depth+1)
+		if e.ValuePresent {
+			vr := frameReader(e.Value, r.Name(), off)
+			f.Snapshot = readVersioned(vr, field+".field["+e.Name+"]", depth+1)
+			if vr.Err() == nil && !vr.AtEOF() {
+				vr.Failf(field+".field["+e.Name+"]", "bytes left after the field serializer snapshot")
+			}
 			if vr.Err() != nil {
-				r.FailAt(off, field, "POJO field %q serializer: %v", name, vr.Err())
+				r.FailAt(off, field, "POJO field %q serializer: %v", e.Name, vr.Err())
 				return
 			}
 		}
 		s.PojoFields = append(s.PojoFields, f)
 		s.Nested = append(s.Nested, f.Snapshot)
 	})
-	start := r.Offset()
-	var extra bytes.Buffer
+	// Subclass serializers matter only for values whose runtime class differs from the declared
+	// one; the value decoder refuses those, so their maps are kept as read.
 	for _, part := range []string{".registeredSubclasses", ".nonRegisteredSubclasses"} {
-		readOptionalMap(r, field+part, func(name string, key, val []byte, keyOK, valOK bool, off int64) {
-			// Subclass serializers matter only for values whose runtime class differs from the
-			// declared one; the value decoder refuses those, so keep the bytes only.
-			extra.WriteString(name)
-		})
+		s.Maps = append(s.Maps, keepOptionalMap(r, field+part))
 	}
-	_ = start
-	s.Extra = extra.Bytes()
 }
 
-func readOptionalMap(r *javaio.Reader, field string, each func(name string, key, val []byte, keyOK, valOK bool, off int64)) {
+// OptionalEntry is one entry of a LinkedOptionalMap: its key name and the framed key and value
+// (each absent when its class is gone from the classpath of the job that wrote it).
+type OptionalEntry struct {
+	Name                     string
+	KeyPresent, ValuePresent bool
+	Key, Value               []byte // the frames' contents
+}
+
+// keepOptionalMap reads an optional map whose entries this package does not interpret.
+func keepOptionalMap(r *javaio.Reader, field string) []OptionalEntry {
+	var out []OptionalEntry
+	readOptionalMap(r, field, func(e OptionalEntry, _ int64) { out = append(out, e) })
+	return out
+}
+
+func readOptionalMap(r *javaio.Reader, field string, each func(e OptionalEntry, valOff int64)) {
 	off := r.Offset()
 	if h := r.I64(field + ".header"); r.Err() == nil && h != optionalMapHeader {
 		r.FailAt(off, field, "optional-map header %#x, want %#x", h, optionalMapHeader)
@@ -364,7 +385,7 @@ func readOptionalMap(r *javaio.Reader, field string, each func(name string, key,
 		if r.Err() != nil {
 			return
 		}
-		each(name, key, val, keyOK, valOK, valOff)
+		each(OptionalEntry{Name: name, KeyPresent: keyOK, ValuePresent: valOK, Key: key, Value: val}, valOff)
 	}
 }
 
@@ -405,7 +426,7 @@ func readKryo(r *javaio.Reader, s *Snapshot, field string) {
 	}
 	s.TypeClass = r.UTF(field + ".typeClass")
 	for _, part := range []string{".registrations", ".defaultSerializers", ".defaultSerializerClasses"} {
-		readOptionalMap(r, field+part, func(string, []byte, []byte, bool, bool, int64) {})
+		s.Maps = append(s.Maps, keepOptionalMap(r, field+part))
 	}
 }
 
