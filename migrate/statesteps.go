@@ -165,6 +165,25 @@ func (d *DropState) apply(s *session) (*StepReport, error) {
 // written. The state's serializer snapshot (nested inside List/Map/TTL serializers as needed)
 // is replaced by the new type's, so Flink accepts a job declaring the new type. TTL timestamps
 // and null map values are kept.
+//
+// A Retype with DropFields, AddFields or Class instead changes the fields of a value (list
+// element, map value) that is a Row (RowSerializer: position-based, fields named f0, f1, ...)
+// or a POJO (PojoSerializer: fields by name), and cannot also convert types:
+//
+//	drop: Row fields by position, POJO fields by name (all drops use the old names);
+//	add:  a Type (Integer, Long, Short, Byte, Float, Double, Boolean, String) and a default
+//	      every stored value gets (a literal of the type, or null); a Row field is named by the
+//	      position it takes after the drops (f0 first, f<arity> appends), a POJO field by name;
+//	      POJO fields are then ordered by name, as Flink's PojoTypeInfo orders them, so the
+//	      snapshot is the one Flink's serializer for the new class writes;
+//	class: a POJO's new class name, also in the declaring-class key of each field the old
+//	      class declared (inherited fields keep their superclass).
+//
+// A null default suits Row fields and boxed POJO fields (Integer, Long, String, ...). A POJO
+// field of a primitive type (int, long, ...) restored as null makes Flink fail when it reads the
+// value (Field.set with null); the snapshot cannot tell int from Integer (both use the same
+// serializer), so statecraft cannot refuse it: give a default for primitive fields. POJO values
+// that are subclass instances (written with the subclass's serializer) are refused.
 type Retype struct {
 	Operator Selector
 	State    string
@@ -173,6 +192,10 @@ type Retype struct {
 	// Field, when set (f0, f1, ...), applies To to one field of a Flink tuple value instead of
 	// the whole value: Tuple2<Integer, String> with Field f0, To Long gives Tuple2<Long, String>.
 	Field string
+	// DropFields, AddFields and Class change a Row or POJO value's fields (see above).
+	DropFields []string
+	AddFields  []AddField
+	Class      string
 }
 
 // Describe implements Step.
@@ -185,6 +208,20 @@ func (r *Retype) Describe() string {
 	}
 	if r.KeyTo != "" {
 		s += " map keys -> " + r.KeyTo
+	}
+	if len(r.DropFields) > 0 {
+		s += " drop fields " + strings.Join(r.DropFields, ", ")
+	}
+	for i, a := range r.AddFields {
+		if i == 0 {
+			s += " add fields "
+		} else {
+			s += ", "
+		}
+		s += a.String()
+	}
+	if r.Class != "" {
+		s += " class -> " + r.Class
 	}
 	return s
 }
@@ -213,8 +250,11 @@ func typeOfClass(class string) string {
 }
 
 func (r *Retype) apply(s *session) (*StepReport, error) {
+	if r.evolves() {
+		return r.applyFields(s)
+	}
 	if r.To == "" && r.KeyTo == "" {
-		return nil, fmt.Errorf("give the new value type, the new map key type, or both")
+		return nil, fmt.Errorf("give the new value type, the new map key type, or both (or fields to add or drop)")
 	}
 	if r.Field != "" && r.To == "" {
 		return nil, fmt.Errorf("field %q: give its new type (to)", r.Field)
@@ -434,24 +474,15 @@ type retypeState struct {
 	field  int
 }
 
-// convert rewrites one stored value:
-//
-//	value: [i64 ttl] V
-//	list:  [i64 ttl] E (0x2C [i64 ttl] E)*
-//	map:   u8 isNull, then (isNull == 0) [i64 ttl] V
+// convert rewrites one stored value (framing: see rewriteStored).
 func (rs *retypeState) convert(val []byte) ([]byte, error) {
-	in := serializer.NewInput(val)
-	var out []byte
-	one := func() error {
-		if rs.ttl {
-			out = append(out, in.Bytes(8, "ttl timestamp")...)
-		}
+	return rewriteStored(val, rs.kind, rs.ttl, func(in *serializer.Input, out []byte) ([]byte, error) {
 		if rs.fields != nil {
 			for j, c := range rs.fields {
 				start := in.Pos
 				v := c.Decode(in)
 				if err := in.Err(); err != nil {
-					return err
+					return nil, err
 				}
 				if j != rs.field {
 					out = append(out, in.B[start:in.Pos]...)
@@ -459,57 +490,22 @@ func (rs *retypeState) convert(val []byte) ([]byte, error) {
 				}
 				b, err := convertValue(v, rs.from, rs.to)
 				if err != nil {
-					return fmt.Errorf("field f%d: %w", j, err)
+					return nil, fmt.Errorf("field f%d: %w", j, err)
 				}
 				out = append(out, b...)
 			}
-			return nil
+			return out, nil
 		}
 		v := rs.fromCodec.Decode(in)
 		if err := in.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		b, err := convertValue(v, rs.from, rs.to)
 		if err != nil {
-			return err
-		}
-		out = append(out, b...)
-		return nil
-	}
-	switch rs.kind {
-	case "map":
-		flag := in.U8("map value null flag")
-		out = append(out, flag)
-		if flag != 0 {
-			return bytes.Clone(val), in.Err()
-		}
-		if err := one(); err != nil {
 			return nil, err
 		}
-	case "list":
-		for in.Remaining() > 0 {
-			if err := one(); err != nil {
-				return nil, err
-			}
-			if in.Remaining() > 0 {
-				if c := in.U8("list delimiter"); c != 0x2C {
-					return nil, fmt.Errorf("list delimiter 0x%02x at byte %d, want 0x2C", c, in.Pos-1)
-				}
-				out = append(out, 0x2C)
-			}
-		}
-	default:
-		if err := one(); err != nil {
-			return nil, err
-		}
-	}
-	if in.Err() != nil {
-		return nil, in.Err()
-	}
-	if in.Remaining() != 0 {
-		return nil, fmt.Errorf("%d bytes left over after the value", in.Remaining())
-	}
-	return out, nil
+		return append(out, b...), nil
+	})
 }
 
 // convertValue converts one decoded value of type from to the bytes of type to.
