@@ -76,24 +76,34 @@ func DigestOf(sp *savepoint.Savepoint) (Digest, error) {
 			if err != nil {
 				return nil, err
 			}
-			for _, st := range subs {
+			// Subtasks are summed concurrently, each into sums by its own state ids; the sums are
+			// added up afterwards in subtask order (addition commutes, so the result is the same).
+			sums := make([][]Sum, len(subs))
+			err = parallel(len(subs), func(i int) error {
+				st := subs[i]
 				prefix := st.Decoder.PrefixLen
-				names := st.Header.States
-				for _, m := range names {
-					if od.Keyed[m.Name] == nil {
-						od.Keyed[m.Name] = &Sum{}
-					}
-				}
-				err := st.Entries(func(e *keyed.Entry) error {
-					od.Keyed[names[e.StateID].Name].add(entryHash(e.Key, prefix, e.Value))
+				sums[i] = make([]Sum, len(st.Header.States))
+				ss := sums[i]
+				return st.Entries(func(e *keyed.Entry) error {
+					ss[e.StateID].add(entryHash(e.Key, prefix, e.Value))
 					return nil
 				})
-				if err != nil {
-					closeAll()
-					return nil, err
+			})
+			closeAll()
+			if err != nil {
+				return nil, err
+			}
+			for i, st := range subs {
+				for id, m := range st.Header.States {
+					sum := od.Keyed[m.Name]
+					if sum == nil {
+						sum = &Sum{}
+						od.Keyed[m.Name] = sum
+					}
+					sum.Count += sums[i][id].Count
+					sum.Hash += sums[i][id].Hash
 				}
 			}
-			closeAll()
 		} else {
 			// Native (RocksDB) keyed state is not readable here; its files are only linked or
 			// copied, so their names and sizes are what must arrive unchanged.
