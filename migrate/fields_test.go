@@ -256,3 +256,53 @@ func TestPojoFieldOrder(t *testing.T) {
 		t.Errorf("order %q, want %q", names, want)
 	}
 }
+
+func TestScriptFieldSteps(t *testing.T) {
+	ev := mustSel(t, "uid:evolve")
+	script := `steps:
+  - retype: {operator: "uid:evolve", state: profile, add-field: {name: f2, type: Long, default: 0}}
+  - retype: {operator: "uid:evolve", state: events, drop-field: f1}
+  - retype:
+      operator: "uid:evolve"
+      state: account
+      class: dev.statecraft.oracle.savepoints.AccountV2
+      drop-field: ["version", "a, b"]
+      add-field:
+        - {name: tier, type: String, default: gold}
+        - {name: level, type: Integer, default: null}
+        - {name: note, type: String, default: "null"}
+        - {name: on, type: Boolean, default: true}
+`
+	steps, err := ParseScript(strings.NewReader(script), "s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*Retype{
+		{Operator: ev, State: "profile", AddFields: []AddField{{Name: "f2", Type: "Long", Default: "0"}}},
+		{Operator: ev, State: "events", DropFields: []string{"f1"}},
+		{Operator: ev, State: "account", Class: accountV2Class, DropFields: []string{"version", "a", "b"}, AddFields: []AddField{
+			{Name: "tier", Type: "String", Default: "gold"}, {Name: "level", Type: "Integer", Null: true, Default: "null"},
+			{Name: "note", Type: "String", Default: "null"}, {Name: "on", Type: "Boolean", Default: "true"}}},
+	}
+	if len(steps) != len(want) {
+		t.Fatalf("%d steps, want %d", len(steps), len(want))
+	}
+	for i, st := range steps {
+		if got := st.Describe(); got != want[i].Describe() {
+			t.Errorf("step %d: %s, want %s", i, got, want[i].Describe())
+		}
+	}
+	for _, c := range []struct{ script, want string }{
+		{`{operator: "uid:e", state: s, add-field: {name: f2, type: Long}}`, "line 3: retype: add-field: default is required"},
+		{`{operator: "uid:e", state: s, add-field: {name: f2, type: Long, default: 1, colour: red}}`, `unknown key "colour"`},
+		{`{operator: "uid:e", state: s, add-field: [f2]}`, "want {name, type, default}"},
+		{`{operator: "uid:e", state: s, drop-field: {a: b}}`, "drop-field: want a field name"},
+		{`{operator: "uid:e", state: s, drop-field: "a,,b"}`, "empty field name"},
+		{`{operator: "uid:e", state: s, klass: X}`, `unknown field "klass"`},
+	} {
+		_, err := ParseScript(strings.NewReader("steps:\n  - retype:\n      "+c.script+"\n"), "s.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.script, err, c.want)
+		}
+	}
+}

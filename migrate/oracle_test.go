@@ -312,3 +312,67 @@ func TestOracleTTLCollections(t *testing.T) {
 	e.rescale(op.ID.String(), 300, 3, true)
 	judge(t, dst, e)
 }
+
+// evolveValues applies f to the value of every entry of a keyed state in the expectation (for a
+// list state, to each element) and sets the state's value type.
+func (e expectation) evolveValues(hash, name, valueType string, f func(v any) any) {
+	s := e.state(hash, name)
+	s["valueType"] = valueType
+	for _, en := range s["entries"].([]any) {
+		en := en.(map[string]any)
+		if s["kind"] == "list" {
+			l := en["value"].([]any)
+			for i := range l {
+				l[i] = f(l[i])
+			}
+			continue
+		}
+		en["value"] = f(en["value"])
+	}
+}
+
+// accountV2 turns an Account value's JSON into AccountV2's: version dropped, tier "gold" added.
+func accountV2(v any) any {
+	m := v.(map[string]any)
+	delete(m, "version")
+	m["tier"] = "gold"
+	return m
+}
+
+// TestOracleFieldEvolution: issue #6. On the evolve savepoint (hashmap), Row values gain a Long
+// field f2 (default 7), list Row elements lose f1, map Row values gain a String field in front,
+// a TTL Row value loses f0, and Account values become AccountV2 (class renamed, version dropped,
+// tier "gold" added); on the types savepoint made by RocksDB, Account becomes AccountV2 too and
+// is restored by RocksDB. Flink reads and restores jobs declaring the new types.
+func TestOracleFieldEvolution(t *testing.T) {
+	oracleOnly(t)
+	v2 := "dev.statecraft.oracle.savepoints.AccountV2"
+	toV2 := func(op Selector) *Retype {
+		return &Retype{Operator: op, State: "account", Class: v2, DropFields: []string{"version"},
+			AddFields: []AddField{{Name: "tier", Type: "String", Default: "gold"}}}
+	}
+	t.Run("evolve-hashmap", func(t *testing.T) {
+		op := mustSel(t, "uid:evolve")
+		dst, _ := run(t, fixture(t, "evolve-hashmap"), Options{},
+			&Retype{Operator: op, State: "profile", AddFields: []AddField{{Name: "f2", Type: "Long", Default: "7"}}},
+			&Retype{Operator: op, State: "events", DropFields: []string{"f1"}},
+			&Retype{Operator: op, State: "scores", AddFields: []AddField{{Name: "f0", Type: "String", Default: "new"}}},
+			&Retype{Operator: op, State: "ttlProfile", DropFields: []string{"f0"}},
+			toV2(op))
+		e := loadExpect(t, "evolve-hashmap")
+		h := op.ID.String()
+		e.evolveValues(h, "profile", "Row<String,Integer,Long>", func(v any) any { return append(v.([]any), json.Number("7")) })
+		e.evolveValues(h, "events", "Row<Integer>", func(v any) any { return v.([]any)[:1] })
+		e.evolveValues(h, "scores", "Row<String,Long,Double>", func(v any) any { return append([]any{"new"}, v.([]any)...) })
+		e.evolveValues(h, "ttlProfile", "Row<Integer>", func(v any) any { return v.([]any)[1:] })
+		e.evolveValues(h, "account", "AccountV2", accountV2)
+		judge(t, dst, e)
+	})
+	t.Run("types-rocksdb", func(t *testing.T) {
+		op := mustSel(t, "uid:long-keyed")
+		dst, _ := run(t, fixture(t, "types-rocksdb"), Options{}, toV2(op))
+		e := loadExpect(t, "types-rocksdb")
+		e.evolveValues(op.ID.String(), "account", "AccountV2", accountV2)
+		judge(t, dst, e)
+	})
+}

@@ -28,6 +28,19 @@ import (
 //	  - retype: {operator: "uid:counter", state: count, to: Long}
 //	  - retype: {operator: "uid:counter", state: byId, key-to: Long}  # a map's key type
 //	  - retype: {operator: "uid:counter", state: pair, field: f0, to: Long}  # a tuple field
+//	  # Row or POJO values: drop fields (Row: f0, f1, ... by position; POJO: by name), add
+//	  # fields with a type and a default (null allowed; a Row field is named by the position it
+//	  # takes), rename a POJO's class. Drops use the old names and happen first.
+//	  - retype: {operator: "uid:evolve", state: profile, add-field: {name: f2, type: Long, default: 0}}
+//	  - retype: {operator: "uid:evolve", state: events, drop-field: f1}
+//	  - retype:
+//	      operator: "uid:evolve"
+//	      state: account
+//	      class: dev.statecraft.oracle.savepoints.AccountV2
+//	      drop-field: [version]                # a list, or one name, or "a, b"
+//	      add-field:                           # a mapping, or a list of them
+//	        - {name: tier, type: String, default: gold}
+//	        - {name: level, type: Integer, default: null}
 //	  - rename-state: {operator: "uid:counter", from: seen, to: seen-v2}
 //	  - drop-state: {operator: "uid:counter", state: names}
 //	  - drop-operator: {operator: "uid:legacy"}
@@ -78,7 +91,7 @@ func ParseScript(r io.Reader, name string) ([]Step, error) {
 var stepFields = map[string][]string{
 	"rename-uid":    {"from", "to", "renames"},
 	"rescale":       {"*max-parallelism", "parallelism", "operators"},
-	"retype":        {"*operator", "*state", "to", "key-to", "field"},
+	"retype":        {"*operator", "*state", "to", "key-to", "field", "drop-field", "add-field", "class"},
 	"rename-state":  {"*operator", "*from", "*to"},
 	"drop-state":    {"*operator", "*state"},
 	"drop-operator": {"*operator"},
@@ -95,6 +108,9 @@ type stepSpec struct {
 	State          string                      `yaml:"state"`
 	KeyTo          string                      `yaml:"key-to"`
 	Field          string                      `yaml:"field"`
+	DropField      yaml.Node                   `yaml:"drop-field"`
+	AddField       yaml.Node                   `yaml:"add-field"`
+	Class          string                      `yaml:"class"`
 }
 
 func parseStep(n *yaml.Node) (Step, error) {
@@ -169,7 +185,16 @@ func parseStep(n *yaml.Node) (Step, error) {
 	}
 	switch kind {
 	case "retype":
-		return &Retype{Operator: op, State: sp.State, To: sp.To, KeyTo: sp.KeyTo, Field: sp.Field}, nil
+		drops, err := dropFields(&sp.DropField)
+		if err != nil {
+			return nil, err
+		}
+		adds, err := addFields(&sp.AddField)
+		if err != nil {
+			return nil, err
+		}
+		return &Retype{Operator: op, State: sp.State, To: sp.To, KeyTo: sp.KeyTo, Field: sp.Field,
+			DropFields: drops, AddFields: adds, Class: sp.Class}, nil
 	case "rename-state":
 		return &RenameState{Operator: op, From: sp.From, To: sp.To}, nil
 	case "drop-state":
@@ -186,4 +211,80 @@ func kinds() string {
 	}
 	sort.Strings(k)
 	return strings.Join(k, ", ")
+}
+
+// dropFields reads a retype's drop-field: one name, a comma-separated list, or a YAML list.
+func dropFields(n *yaml.Node) ([]string, error) {
+	var items []*yaml.Node
+	switch n.Kind {
+	case 0:
+		return nil, nil
+	case yaml.ScalarNode:
+		items = []*yaml.Node{n}
+	case yaml.SequenceNode:
+		items = n.Content
+	default:
+		return nil, fmt.Errorf("line %d: retype: drop-field: want a field name or a list of them", n.Line)
+	}
+	var out []string
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode || it.Tag == "!!null" {
+			return nil, fmt.Errorf("line %d: retype: drop-field: want field names", it.Line)
+		}
+		for _, f := range strings.Split(it.Value, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				return nil, fmt.Errorf("line %d: retype: drop-field: empty field name", it.Line)
+			}
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// addFields reads a retype's add-field: one {name, type, default} mapping or a list of them.
+// default is required; YAML null (null, ~) gives a null default, a quoted "null" the string.
+func addFields(n *yaml.Node) ([]AddField, error) {
+	var items []*yaml.Node
+	switch n.Kind {
+	case 0:
+		return nil, nil
+	case yaml.MappingNode:
+		items = []*yaml.Node{n}
+	case yaml.SequenceNode:
+		items = n.Content
+	default:
+		return nil, fmt.Errorf("line %d: retype: add-field: want {name, type, default} or a list of them", n.Line)
+	}
+	var out []AddField
+	for _, it := range items {
+		if it.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("line %d: retype: add-field: want {name, type, default}", it.Line)
+		}
+		var a AddField
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(it.Content); i += 2 {
+			k, v := it.Content[i], it.Content[i+1]
+			if v.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: retype: add-field: %s: want a scalar", v.Line, k.Value)
+			}
+			switch k.Value {
+			case "name":
+				a.Name = v.Value
+			case "type":
+				a.Type = v.Value
+			case "default":
+				a.Default, a.Null = v.Value, v.Tag == "!!null"
+			default:
+				return nil, fmt.Errorf("line %d: retype: add-field: unknown key %q (it takes name, type, default)", k.Line, k.Value)
+			}
+			seen[k.Value] = true
+		}
+		for _, k := range []string{"name", "type", "default"} {
+			if !seen[k] {
+				return nil, fmt.Errorf("line %d: retype: add-field: %s is required (default: null for null)", it.Line, k)
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
