@@ -260,28 +260,29 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		return ch, nil
 	}
 
+	rk := &rekeyer{hasher: hasher, header: header, timer: timer, oldPrefix: oldPrefix, oldMax: oldMax, newMax: newMax}
+	var in serializer.Input
+	newKG := func(x *source, e *keyed.Entry) (int32, error) { return rk.newKG(&in, x, e) }
 	prog := newProgress(s.opt.Progress, "rescale "+Label(op), srcs)
+	if s.stage != "" && !spillOnly {
+		if plan := directPlan(srcs, oldMax, newMax); plan != nil {
+			err := r.rescaleDirect(s, op, ch, rk, srcs, ranges, plan, prog)
+			if err != nil {
+				// Tasks run concurrently, so the error above is not necessarily the first a
+				// sequential read meets; report the one the spill path would (pass 1 below).
+				if serr := scanAll(srcs, oldPrefix, nil, 0, func(x *source, e *keyed.Entry) error {
+					_, err := newKG(x, e)
+					return err
+				}); serr != nil {
+					return nil, serr
+				}
+				return nil, err
+			}
+			return ch, nil
+		}
+	}
 	// Pass 1: the new key group of every entry; bytes per new key group size the spill chunks.
 	kgBytes := make([]int64, newMax)
-	var in serializer.Input
-	newKG := func(x *source, e *keyed.Entry) (int32, error) {
-		start := oldPrefix
-		if timer[x.ids[e.StateID]] {
-			start += 8
-		}
-		in.Reset(e.Key)
-		in.Pos = start
-		h, err := hasher.hash(&in)
-		if err != nil {
-			return 0, fmt.Errorf("%s: key group %d: key of state %q: %w", x.name, e.KeyGroup, header.States[x.ids[e.StateID]].Name, err)
-		}
-		if old := keygroup.ForHash(h, oldMax); int(old) != e.KeyGroup {
-			return 0, fmt.Errorf("%s: a key of state %q in key group %d hashes to key group %d: statecraft's Java hashCode of %s "+
-				"disagrees with the job's, so the key would be misplaced (refused)", x.name, header.States[x.ids[e.StateID]].Name,
-				e.KeyGroup, old, serializer.JavaType(header.KeySerializer))
-		}
-		return keygroup.ForHash(h, newMax), nil
-	}
 	err = scanAll(srcs, oldPrefix, prog, 1, func(x *source, e *keyed.Entry) error {
 		kg, err := newKG(x, e)
 		if err != nil {
@@ -476,19 +477,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		}
 		size := w.Offset()
 		s.fresh[name] = size
-		kh := &metadata.KeyGroupsHandle{TagByte: metadata.TagSavepointKeyGroups,
-			Range:    metadata.KeyGroupRange{Start: rg.Start, Num: rg.Len()},
-			Offsets:  offsets,
-			Delegate: &metadata.RelativeFileHandle{Path: name, Size: size}}
-		if newPar == op.Parallelism {
-			if old := op.Subtask(int32(i)); old != nil && !old.Finished {
-				cp := *old
-				cp.ManagedKeyed = kh
-				subs[i] = &cp
-				continue
-			}
-		}
-		subs[i] = &metadata.SubtaskState{Index: int32(i), ManagedKeyed: kh}
+		subs[i] = newSubtaskState(op, newPar, i, rg, offsets, name, size)
 	}
 	prog.done()
 	op.Subtasks = subs
@@ -498,6 +487,24 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 	}
 	ch.EntriesPerSubtask = perSub
 	return ch, nil
+}
+
+// newSubtaskState is subtask i of the rescaled operator: its new keyed-state file (name, size,
+// block offsets of the key groups rg), and, when the parallelism is unchanged, everything else
+// the subtask had (operator state).
+func newSubtaskState(op *metadata.OperatorState, newPar int32, i int, rg keygroup.Range, offsets []int64, name string, size int64) *metadata.SubtaskState {
+	kh := &metadata.KeyGroupsHandle{TagByte: metadata.TagSavepointKeyGroups,
+		Range:    metadata.KeyGroupRange{Start: rg.Start, Num: rg.Len()},
+		Offsets:  offsets,
+		Delegate: &metadata.RelativeFileHandle{Path: name, Size: size}}
+	if newPar == op.Parallelism {
+		if old := op.Subtask(int32(i)); old != nil && !old.Finished {
+			cp := *old
+			cp.ManagedKeyed = kh
+			return &cp
+		}
+	}
+	return &metadata.SubtaskState{Index: int32(i), ManagedKeyed: kh}
 }
 
 // parseSpill reads back the records of one spill chunk; the entries alias data.
@@ -525,6 +532,37 @@ func parseSpill(data []byte, count int) ([]keyed.Entry, error) {
 		p += vl
 	}
 	return out, nil
+}
+
+// rekeyer computes the new key group of an entry from its key's Java hashCode().
+type rekeyer struct {
+	hasher         *keyHasher
+	header         *keyed.Header
+	timer          []bool // by merged state id: a timer queue, whose keys start with a timestamp
+	oldPrefix      int
+	oldMax, newMax int32
+}
+
+// newKG returns e's key group under the new max parallelism, and refuses a key whose hash does
+// not give the key group it is stored in (a hashCode statecraft computes differently from the
+// job would misplace keys). in is the caller's scratch input.
+func (rk *rekeyer) newKG(in *serializer.Input, x *source, e *keyed.Entry) (int32, error) {
+	start := rk.oldPrefix
+	if rk.timer[x.ids[e.StateID]] {
+		start += 8
+	}
+	in.Reset(e.Key)
+	in.Pos = start
+	h, err := rk.hasher.hash(in)
+	if err != nil {
+		return 0, fmt.Errorf("%s: key group %d: key of state %q: %w", x.name, e.KeyGroup, rk.header.States[x.ids[e.StateID]].Name, err)
+	}
+	if old := keygroup.ForHash(h, rk.oldMax); int(old) != e.KeyGroup {
+		return 0, fmt.Errorf("%s: a key of state %q in key group %d hashes to key group %d: statecraft's Java hashCode of %s "+
+			"disagrees with the job's, so the key would be misplaced (refused)", x.name, rk.header.States[x.ids[e.StateID]].Name,
+			e.KeyGroup, old, serializer.JavaType(rk.header.KeySerializer))
+	}
+	return keygroup.ForHash(h, rk.newMax), nil
 }
 
 // scanAll reads every entry of every source in key-group order.
@@ -599,6 +637,24 @@ func (p *progress) add(pass int, n int64) {
 	left := float64(2*p.total-doneBytes) / max(rate, 1)
 	fmt.Fprintf(p.w, "\r%s: pass %d/2, %d records, %.1f MiB, %.1f MiB/s, ~%.0fs left   ", p.what, pass, p.records,
 		float64(doneBytes)/(1<<20), rate/(1<<20), max(left, 0))
+}
+
+// addBytes counts n bytes and records of the direct path, which reads in one pass (its callers
+// serialise the calls).
+func (p *progress) addBytes(n, records int64) {
+	if p == nil {
+		return
+	}
+	p.done2[1] += n
+	p.records += records
+	now := time.Now()
+	if now.Sub(p.last) < 500*time.Millisecond {
+		return
+	}
+	p.last = now
+	el := now.Sub(p.start).Seconds()
+	fmt.Fprintf(p.w, "\r%s: %d records written, %.1f MiB read, %.1f MiB/s   ", p.what, p.records,
+		float64(p.done2[1])/(1<<20), float64(p.done2[1])/(1<<20)/max(el, 1e-3))
 }
 
 func (p *progress) done() {
