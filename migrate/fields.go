@@ -221,7 +221,7 @@ func defaultBytes(a AddField) ([]byte, error) {
 	}
 	v := a.Default
 	bad := func() ([]byte, error) {
-		return nil, fmt.Errorf("default %q is not a %s literal", v, a.Type)
+		return nil, fmt.Errorf("default %q is not a literal of type %s", v, a.Type)
 	}
 	var b []byte
 	switch a.Type {
@@ -529,4 +529,30 @@ func rewriteStored(val []byte, kind string, ttl bool, one func(in *serializer.In
 		return nil, fmt.Errorf("%d bytes left over after the value", in.Remaining())
 	}
 	return out, nil
+}
+
+// ParseAddField reads the command-line form of a new field, NAME:TYPE=DEFAULT. DEFAULT null
+// gives a null default; a double-quoted DEFAULT is unquoted (Go/JSON escapes), so
+// tier:String="null" is the four-letter string and "a,b" keeps its comma.
+func ParseAddField(s string) (AddField, error) {
+	name, rest, ok := strings.Cut(s, ":")
+	typ, def, hasDef := strings.Cut(rest, "=")
+	if !ok || name == "" || typ == "" {
+		return AddField{}, fmt.Errorf("new field %q: want NAME:TYPE=DEFAULT (DEFAULT null for null)", s)
+	}
+	if !hasDef {
+		return AddField{}, fmt.Errorf("new field %q: give a default every stored value gets: %s:%s=VALUE (or =null)", s, name, typ)
+	}
+	a := AddField{Name: name, Type: typ, Default: def}
+	switch {
+	case def == "null":
+		a.Null = true
+	case len(def) >= 2 && def[0] == '"' && def[len(def)-1] == '"':
+		u, err := strconv.Unquote(def)
+		if err != nil {
+			return AddField{}, fmt.Errorf("new field %q: default %s: %w", s, def, err)
+		}
+		a.Default = u
+	}
+	return a, nil
 }

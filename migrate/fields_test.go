@@ -46,7 +46,10 @@ func valueShape(t *testing.T, sp *savepoint.Savepoint, sel Selector, state strin
 		for _, n := range vs.Nested {
 			parts = append(parts, serializer.JavaType(n))
 		}
-		return serializer.JavaType(vs) + "<" + strings.Join(parts, ",") + ">"
+		if !vs.IsRow() {
+			t.Fatalf("state %q holds %s, neither a Row nor a POJO", state, serializer.JavaType(vs))
+		}
+		return "Row<" + strings.Join(parts, ",") + ">"
 	}
 	t.Fatalf("no state %q", state)
 	return ""
@@ -196,9 +199,9 @@ func TestFieldEvolutionRefused(t *testing.T) {
 	}{
 		{"types-hashmap", &Retype{Operator: lk, State: "account", DropFields: []string{"nope"}}, `drop field "nope": POJO dev.statecraft.oracle.savepoints.Account has no such field (it has balance, owner, version)`},
 		{"types-hashmap", &Retype{Operator: lk, State: "account", AddFields: add("owner", "String", "x")}, `new field "owner": POJO dev.statecraft.oracle.savepoints.Account already has a field of that name`},
-		{"types-hashmap", &Retype{Operator: lk, State: "account", AddFields: add("tier", "Long", "gold")}, `state "account": new field "tier": default "gold" is not a Long literal`},
-		{"types-hashmap", &Retype{Operator: lk, State: "account", AddFields: add("tier", "Byte", "300")}, `default "300" is not a Byte literal`},
-		{"types-hashmap", &Retype{Operator: lk, State: "account", AddFields: add("tier", "Boolean", "yes")}, `not a Boolean literal`},
+		{"types-hashmap", &Retype{Operator: lk, State: "account", AddFields: add("tier", "Long", "gold")}, `state "account": new field "tier": default "gold" is not a literal of type Long`},
+		{"types-hashmap", &Retype{Operator: lk, State: "account", AddFields: add("tier", "Byte", "300")}, `default "300" is not a literal of type Byte`},
+		{"types-hashmap", &Retype{Operator: lk, State: "account", AddFields: add("tier", "Boolean", "yes")}, `not a literal of type Boolean`},
 		{"types-hashmap", &Retype{Operator: lk, State: "account", AddFields: add("tier", "Character", "x")}, `type "Character", want Integer`},
 		{"types-hashmap", &Retype{Operator: lk, State: "account", DropFields: []string{"owner", "owner"}}, `field "owner" dropped twice`},
 		{"types-hashmap", &Retype{Operator: lk, State: "account", DropFields: []string{"owner", "balance", "version"}}, `dropping every field`},
@@ -303,6 +306,38 @@ func TestScriptFieldSteps(t *testing.T) {
 		_, err := ParseScript(strings.NewReader("steps:\n  - retype:\n      "+c.script+"\n"), "s.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.script, err, c.want)
+		}
+	}
+}
+
+func TestParseAddField(t *testing.T) {
+	cases := []struct {
+		in   string
+		want AddField
+		err  string
+	}{
+		{"f2:Long=7", AddField{Name: "f2", Type: "Long", Default: "7"}, ""},
+		{"tier:String=gold", AddField{Name: "tier", Type: "String", Default: "gold"}, ""},
+		{"tier:String=", AddField{Name: "tier", Type: "String", Default: ""}, ""},
+		{"level:Integer=null", AddField{Name: "level", Type: "Integer", Default: "null", Null: true}, ""},
+		{`tier:String="null"`, AddField{Name: "tier", Type: "String", Default: "null"}, ""},
+		{`tier:String="a=b, c"`, AddField{Name: "tier", Type: "String", Default: "a=b, c"}, ""},
+		{"tier:String", AddField{}, "give a default"},
+		{"tier=1", AddField{}, "want NAME:TYPE=DEFAULT"},
+		{":Long=1", AddField{}, "want NAME:TYPE=DEFAULT"},
+		{`t:String="bad`, AddField{}, ""}, // not quoted at both ends: taken literally
+	}
+	for _, c := range cases {
+		got, err := ParseAddField(c.in)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want %q", c.in, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.in, err)
+		case c.err == "" && c.in != `t:String="bad` && got != c.want:
+			t.Errorf("%s: %+v, want %+v", c.in, got, c.want)
+		case c.in == `t:String="bad` && got.Default != `"bad`:
+			t.Errorf("%s: default %q", c.in, got.Default)
 		}
 	}
 }

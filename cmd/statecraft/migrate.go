@@ -78,18 +78,37 @@ func init() {
 	register([]string{"migrate"}, func() *cli.Command {
 		return &cli.Command{
 			Name:      "retype",
-			Usage:     "change the value type of a keyed value, list or map state, or a map's key type (widening always; narrowing and String to number when every value converts)",
+			Usage:     "change the value type of a keyed value, list or map state, or a map's key type (widening always; narrowing and String to number when every value converts), or add and drop fields of Row and POJO values",
 			ArgsUsage: "SRC DST",
+			Description: "Type conversion: --to, --key-to, --field. Field changes (a separate step): the value, list\n" +
+				"element or map value must be a Row (fields f0, f1, ... by position) or a POJO (fields by name).\n" +
+				"--drop-field names old fields; --add-field NAME:TYPE=DEFAULT (TYPE Integer, Long, Short, Byte,\n" +
+				"Float, Double, Boolean or String; DEFAULT a literal, null, or a double-quoted string) adds one:\n" +
+				"a Row field named fN is inserted at position N after the drops (f<arity> appends); POJO fields\n" +
+				"are then ordered by name as Flink orders them. --class renames a POJO's class. A null default\n" +
+				"for a primitive POJO field (int, long) makes Flink fail reading it: give a value.",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX", Required: true},
 				&cli.StringFlag{Name: "state", Usage: "the keyed state's name", Required: true},
 				&cli.StringFlag{Name: "to", Usage: "new value type: Integer, Long, Short, Byte, Float, Double or Boolean"},
 				&cli.StringFlag{Name: "key-to", Usage: "new map key type (map states), same types"},
 				&cli.StringFlag{Name: "field", Usage: "f0, f1, ...: apply --to to one field of a tuple value"},
+				&cli.StringSliceFlag{Name: "drop-field", Usage: "`NAME` of a Row (f0, f1, ...) or POJO field to drop (repeatable, or a comma list)"},
+				&cli.GenericFlag{Name: "add-field", Value: &repeated{}, Usage: "`NAME:TYPE=DEFAULT`: a Row or POJO field to add (repeatable)"},
+				&cli.StringFlag{Name: "class", Usage: "new class `NAME` of a POJO value"},
 			}, migrateFlags()...),
 			Action: func(c *cli.Context) error {
+				var adds []migrate.AddField
+				for _, s := range c.Generic("add-field").(*repeated).values {
+					a, err := migrate.ParseAddField(s)
+					if err != nil {
+						return withCode(exitFailure, fmt.Errorf("migrate retype: --add-field: %w", err))
+					}
+					adds = append(adds, a)
+				}
 				return runOneStep(c, "migrate retype", func(op migrate.Selector) migrate.Step {
-					return &migrate.Retype{Operator: op, State: c.String("state"), To: c.String("to"), KeyTo: c.String("key-to"), Field: c.String("field")}
+					return &migrate.Retype{Operator: op, State: c.String("state"), To: c.String("to"), KeyTo: c.String("key-to"), Field: c.String("field"),
+						DropFields: c.StringSlice("drop-field"), AddFields: adds, Class: c.String("class")}
 				})
 			},
 		}
@@ -335,4 +354,16 @@ func sortedNames(m map[string]int) []string {
 		}
 	}
 	return out
+}
+
+// repeated is a repeatable string flag whose values are taken whole: urfave/cli's string slice
+// splits at commas, which a default value (--add-field 'note:String="a, b"') may contain.
+type repeated struct{ values []string }
+
+func (r *repeated) Set(v string) error { r.values = append(r.values, v); return nil }
+func (r *repeated) String() string {
+	if r == nil {
+		return ""
+	}
+	return strings.Join(r.values, " ")
 }

@@ -16,7 +16,8 @@ var javaTypes = map[string]string{
 }
 
 // JavaType names the type a snapshot stands for, the way Java code declares it: Integer, Long,
-// String, Tuple2<String, Integer>, List<Long>, Map<String, Long>, the POJO class, RowData.
+// String, Tuple2<String, Integer>, List<Long>, Map<String, Long>, Row<String, Integer>, the POJO
+// class, RowData.
 func JavaType(s *Snapshot) string {
 	if s == nil {
 		return ""
@@ -44,7 +45,8 @@ func JavaType(s *Snapshot) string {
 	case classRowData:
 		return "RowData"
 	case classRow:
-		return "Row"
+		// Position-based: the snapshot has the field types but no names.
+		return "Row<" + args() + ">"
 	}
 	short := s.Short()
 	if i := strings.IndexByte(short, '$'); i > 0 {
