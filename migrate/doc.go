@@ -7,14 +7,16 @@
 //	              Java hashCode; operator state carried over; a parallelism change is refused for
 //	              operators that also hold operator state)
 //	Retype        new value type (value, list, map state; or one field of a tuple value) and/or
-//	              map key type, between Java's boxed primitives, and from String
+//	              map key type, between Java's boxed primitives, and from String; or fields
+//	              added to and dropped from Row and POJO values (and a POJO's class renamed)
 //	RenameState   DropState   keyed states
 //	DropOperator  an operator and everything it holds
 //
 // Not supported: keyed state in RocksDB's native format or the changelog backend (except for
 // UID changes and dropping operators, which never read it), raw keyed/operator state, renaming or
-// retyping operator (non-keyed) state, adding or dropping POJO/Row fields, key types whose hashCode() is user
-// code (POJOs, generic types) in a rescale.
+// retyping operator (non-keyed) state, field changes of POJO values that are subclass instances
+// or of Rows and POJOs nested inside other types, key types whose hashCode() is user code (POJOs,
+// generic types) in a rescale.
 //
 // # How a run writes its output
 //
