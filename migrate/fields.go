@@ -514,6 +514,9 @@ func rewriteStored(val []byte, kind string, ttl bool, one func(in *serializer.In
 				if c := in.U8("list delimiter"); c != 0x2C {
 					return nil, fmt.Errorf("list delimiter 0x%02x at byte %d, want 0x2C", c, in.Pos-1)
 				}
+				if in.Remaining() == 0 {
+					return nil, fmt.Errorf("list ends with a delimiter at byte %d", in.Pos-1)
+				}
 				out = append(out, 0x2C)
 			}
 		}

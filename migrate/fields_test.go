@@ -364,3 +364,61 @@ func TestFieldEvolutionThenRescale(t *testing.T) {
 	want := evolvedLines(t, in, ev, "ttlProfile", func(v any) any { return []any{v.([]any)[1], "x"} })
 	sameMultiset(t, "ttlProfile", want, evolvedLines(t, out, ev, "ttlProfile", nil))
 }
+
+// TestFieldRewriteHostile: cut and damaged values are refused with an error, never a panic, and
+// an intact value is rewritten as the layouts say.
+func TestFieldRewriteHostile(t *testing.T) {
+	str, _ := serializer.BasicSnapshot("String")
+	i32, _ := serializer.BasicSnapshot("Integer")
+	row := &serializer.Snapshot{Class: "org.apache.flink.api.java.typeutils.runtime.RowSerializer$RowSerializerSnapshot",
+		Version: 3, Kind: serializer.KindComposite, OuterVersion: 4, RowKind: true, Nested: []*serializer.Snapshot{str, i32}}
+	pojo := &serializer.Snapshot{Class: "org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot", Version: 2,
+		Kind: serializer.KindPojo, TypeClass: "a.B", Maps: [][]serializer.OptionalEntry{nil, nil},
+		PojoFields: []serializer.PojoField{{Entry: "n", Name: "n", Declaring: "a.B", Present: true, Snapshot: i32}, {Entry: "s", Name: "s", Declaring: "a.B", Present: true, Snapshot: str}}}
+	cases := []struct {
+		snap      *serializer.Snapshot
+		step      Retype
+		kind      string
+		ttl       bool
+		val, want []byte
+	}{
+		// Row(+I, "ab", 5) -> Row(+I, 5, 9L): mask 0b00 0 0 -> 0b00 0 0, then the kept int and the default.
+		{row, Retype{State: "r", DropFields: []string{"f0"}, AddFields: []AddField{{Name: "f1", Type: "Long", Default: "9"}}}, "value", false,
+			[]byte{0x00, 3, 'a', 'b', 0, 0, 0, 5}, []byte{0x00, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 9}},
+		// RowKind -U (bits 10) and a null f0 (bit 2 set) are kept; a null default sets its bit.
+		{row, Retype{State: "r", AddFields: []AddField{{Name: "f0", Type: "Boolean", Null: true}}}, "list", true,
+			[]byte{1, 2, 3, 4, 5, 6, 7, 8, 0xA0, 0, 0, 0, 5, 0x2C, 1, 2, 3, 4, 5, 6, 7, 8, 0x00, 1, 0, 0, 0, 6},
+			[]byte{1, 2, 3, 4, 5, 6, 7, 8, 0xB0, 0, 0, 0, 5, 0x2C, 1, 2, 3, 4, 5, 6, 7, 8, 0x20, 1, 0, 0, 0, 6}},
+		// POJO {n: 5, s: null} -> {m: "x", n: 5}; a null POJO in a map stays null.
+		{pojo, Retype{State: "p", DropFields: []string{"s"}, AddFields: []AddField{{Name: "m", Type: "String", Default: "x"}}}, "map", false,
+			[]byte{0, 2, 0, 0, 0, 0, 5, 1}, []byte{0, 2, 0, 2, 'x', 0, 0, 0, 0, 5}},
+		{pojo, Retype{State: "p", DropFields: []string{"s"}}, "value", false, []byte{1}, []byte{1}},
+	}
+	for i, c := range cases {
+		p, err := c.step.planFields(c.snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rewriteStored(c.val, c.kind, c.ttl, p.rewrite)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("case %d: % x, %v; want % x", i, got, err, c.want)
+		}
+		for cut := 0; cut < len(c.val); cut++ {
+			// A list may end after any whole element (or be empty).
+			boundary := c.kind == "list" && (cut == 0 || c.val[cut] == 0x2C && cut == 13)
+			if _, err := rewriteStored(c.val[:cut], c.kind, c.ttl, p.rewrite); err == nil && !boundary {
+				t.Errorf("case %d cut at %d: no error", i, cut)
+			}
+		}
+		for pos := range c.val {
+			b := slices.Clone(c.val)
+			b[pos] ^= 0xFF
+			rewriteStored(b, c.kind, c.ttl, p.rewrite) // must not panic
+		}
+	}
+	// A subclass instance (flags 4) is refused by name.
+	p, _ := (&Retype{State: "p", DropFields: []string{"s"}}).planFields(pojo)
+	if _, err := rewriteStored([]byte{4, 0, 1, 'C'}, "value", false, p.rewrite); err == nil || !strings.Contains(err.Error(), "subclass") {
+		t.Errorf("subclass value: %v", err)
+	}
+}
