@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 
 	"github.com/golang/snappy"
 )
@@ -90,6 +91,7 @@ type Writer struct {
 	w          *countingWriter
 	compressed bool
 	stateIDs   []int
+	buf        []byte // the block being assembled
 }
 
 type countingWriter struct {
@@ -123,81 +125,66 @@ func (w *Writer) Offset() int64 { return w.w.n }
 // WriteKeyGroup writes the block of one key group and returns its offset (for the handle's
 // offset table). entries must be non-empty and carry keys with their key-group prefix; they are
 // grouped by state id, keeping their order within a state. The metadata-follows bit is set on
-// the last entry of each state's run.
+// the last entry of each state's run. The block is assembled in one reused buffer and written
+// (or Snappy-framed: the framer cuts the same 64 KiB chunks however it is fed) in one call.
 func (w *Writer) WriteKeyGroup(entries []Entry) (int64, error) {
 	if len(entries) == 0 {
 		return 0, fmt.Errorf("keyed writer: empty key group (Flink cannot read an empty block; leave its offset 0)")
 	}
 	off := w.w.n
-	var out io.Writer = w.w
-	var fr *SnappyFramer
-	if w.compressed {
-		fr = NewSnappyFramer(w.w)
-		out = fr
-	}
-	// Order of states: by first appearance.
+	// Order of states: by first appearance (entries usually come in runs of one state).
 	w.stateIDs = w.stateIDs[:0]
-	seen := map[int]bool{}
-	for _, e := range entries {
-		if !seen[e.StateID] {
-			seen[e.StateID] = true
-			w.stateIDs = append(w.stateIDs, e.StateID)
-		}
-	}
-	var b [4]byte
-	put16 := func(v int) error {
-		binary.BigEndian.PutUint16(b[:2], uint16(v))
-		_, err := out.Write(b[:2])
-		return err
-	}
-	putBytes := func(p []byte, flag bool) error {
-		binary.BigEndian.PutUint32(b[:], uint32(len(p)))
-		if _, err := out.Write(b[:]); err != nil {
-			return err
-		}
-		if flag {
-			if _, err := out.Write([]byte{p[0] | metaFollows}); err != nil {
-				return err
+	prev := -1
+	for i := range entries {
+		if sid := entries[i].StateID; sid != prev {
+			prev = sid
+			if !slices.Contains(w.stateIDs, sid) {
+				w.stateIDs = append(w.stateIDs, sid)
 			}
-			_, err := out.Write(p[1:])
-			return err
 		}
-		_, err := out.Write(p)
-		return err
 	}
+	buf := w.buf[:0]
 	for i, sid := range w.stateIDs {
 		// The first id opens the block; later ones follow the previous run's flagged entry.
-		if err := put16(sid); err != nil {
-			return 0, err
+		buf = binary.BigEndian.AppendUint16(buf, uint16(sid))
+		last := len(entries) - 1
+		for entries[last].StateID != sid {
+			last--
 		}
-		var run []int
-		for j, e := range entries {
-			if e.StateID == sid {
-				run = append(run, j)
+		for j := range entries {
+			e := &entries[j]
+			if e.StateID != sid {
+				continue
 			}
-		}
-		for k, j := range run {
-			e := entries[j]
 			if len(e.Key) == 0 {
 				return 0, fmt.Errorf("keyed writer: key group %d state %d: empty key", e.KeyGroup, sid)
 			}
-			if err := putBytes(e.Key, k == len(run)-1); err != nil {
-				return 0, err
+			buf = binary.BigEndian.AppendUint32(buf, uint32(len(e.Key)))
+			k := len(buf)
+			buf = append(buf, e.Key...)
+			if j == last {
+				buf[k] |= metaFollows
 			}
-			if err := putBytes(e.Value, false); err != nil {
-				return 0, err
-			}
+			buf = binary.BigEndian.AppendUint32(buf, uint32(len(e.Value)))
+			buf = append(buf, e.Value...)
 		}
 		if i == len(w.stateIDs)-1 {
-			if err := put16(EndOfKeyGroup); err != nil {
-				return 0, err
-			}
+			buf = binary.BigEndian.AppendUint16(buf, EndOfKeyGroup)
 		}
 	}
-	if fr != nil {
+	w.buf = buf
+	if w.compressed {
+		fr := NewSnappyFramer(w.w)
+		if _, err := fr.Write(buf); err != nil {
+			return 0, err
+		}
 		if err := fr.Flush(); err != nil {
 			return 0, err
 		}
+		return off, nil
+	}
+	if _, err := w.w.Write(buf); err != nil {
+		return 0, err
 	}
 	return off, nil
 }
