@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -39,6 +40,7 @@ type keyHasher struct {
 	snap  *serializer.Snapshot
 	codec serializer.Codec
 	elems []*keyHasher // tuple / row fields
+	fixed int          // 4 for Integer keys, 8 for Long keys (hashFixed), else 0
 }
 
 func newKeyHasher(s *serializer.Snapshot) (*keyHasher, error) {
@@ -46,6 +48,12 @@ func newKeyHasher(s *serializer.Snapshot) (*keyHasher, error) {
 		return nil, fmt.Errorf("the keyed-state header has no key serializer")
 	}
 	h := &keyHasher{snap: s}
+	switch s.Class {
+	case snapInt:
+		h.fixed = 4
+	case snapLong:
+		h.fixed = 8
+	}
 	switch {
 	case primitiveKeys[s.Class]:
 		h.codec = serializer.NewCodec(s)
@@ -64,6 +72,19 @@ func newKeyHasher(s *serializer.Snapshot) (*keyHasher, error) {
 			serializer.JavaType(s), s.Short())
 	}
 	return h, nil
+}
+
+// hashFixed returns the Java hashCode() of an Integer or Long key stored at key[pos:], read in
+// place; ok is false for other key types or a key too short, which hash then reads (and refuses
+// with a position) as usual.
+func (h *keyHasher) hashFixed(key []byte, pos int) (code int32, ok bool) {
+	switch {
+	case h.fixed == 4 && pos >= 0 && len(key)-pos >= 4:
+		return int32(binary.BigEndian.Uint32(key[pos:])), true // Integer.hashCode is the value
+	case h.fixed == 8 && pos >= 0 && len(key)-pos >= 8:
+		return keygroup.LongHash(int64(binary.BigEndian.Uint64(key[pos:]))), true
+	}
+	return 0, false
 }
 
 // hash reads one key from in and returns its Java hashCode().

@@ -551,11 +551,14 @@ func (rk *rekeyer) newKG(in *serializer.Input, x *source, e *keyed.Entry) (int32
 	if rk.timer[x.ids[e.StateID]] {
 		start += 8
 	}
-	in.Reset(e.Key)
-	in.Pos = start
-	h, err := rk.hasher.hash(in)
-	if err != nil {
-		return 0, fmt.Errorf("%s: key group %d: key of state %q: %w", x.name, e.KeyGroup, rk.header.States[x.ids[e.StateID]].Name, err)
+	h, ok := rk.hasher.hashFixed(e.Key, start)
+	if !ok {
+		in.Reset(e.Key)
+		in.Pos = start
+		var err error
+		if h, err = rk.hasher.hash(in); err != nil {
+			return 0, fmt.Errorf("%s: key group %d: key of state %q: %w", x.name, e.KeyGroup, rk.header.States[x.ids[e.StateID]].Name, err)
+		}
 	}
 	if old := keygroup.ForHash(h, rk.oldMax); int(old) != e.KeyGroup {
 		return 0, fmt.Errorf("%s: a key of state %q in key group %d hashes to key group %d: statecraft's Java hashCode of %s "+

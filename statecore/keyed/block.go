@@ -242,24 +242,32 @@ func (c *blockCursor) peekEntry() (key, val []byte, ok bool) {
 		return nil, nil, false
 	}
 	br := b.br
-	p, err := br.Peek(4)
-	if err != nil {
-		return nil, nil, false
+	// Usually the buffered bytes already hold the whole entry: one Peek that does not read.
+	p, _ := br.Peek(br.Buffered())
+	var err error
+	if len(p) < 4 {
+		if p, err = br.Peek(4); err != nil {
+			return nil, nil, false
+		}
 	}
 	kl := int64(int32(binary.BigEndian.Uint32(p)))
 	if kl < int64(max(b.PrefixLen, 1)) || kl > c.limit-c.pos-4 || 8+kl > int64(br.Size()) {
 		return nil, nil, false
 	}
-	if p, err = br.Peek(int(8 + kl)); err != nil {
-		return nil, nil, false
+	if int64(len(p)) < 8+kl {
+		if p, err = br.Peek(int(8 + kl)); err != nil {
+			return nil, nil, false
+		}
 	}
 	vl := int64(int32(binary.BigEndian.Uint32(p[4+kl:])))
 	n := 8 + kl + vl
 	if vl < 0 || vl > c.limit-c.pos-8-kl || n > int64(br.Size()) {
 		return nil, nil, false
 	}
-	if p, err = br.Peek(int(n)); err != nil {
-		return nil, nil, false
+	if int64(len(p)) < n {
+		if p, err = br.Peek(int(n)); err != nil {
+			return nil, nil, false
+		}
 	}
 	key = p[4 : 4+kl]
 	if b.PrefixLen > 0 {
