@@ -23,7 +23,10 @@ import org.apache.flink.types.RowKind;
  * Table sink {@code 'connector' = 'statecraft-sink'}: records every row it receives, with its
  * row kind, into {@link Script#collect} under the table's object name. Option
  * {@code changelog-mode}: {@code all} (default: accepts whatever the query produces, including
- * update-before), {@code upsert} (no update-before; needs a primary key) or {@code insert}.
+ * update-before), {@code upsert} (no update-before; needs a primary key), {@code insert}, or
+ * {@code no-update-before} (every kind but update-before, no key needed: what Flink's
+ * {@code blackhole} sink asks for, so a plan compiled against this sink has the operators, and the
+ * same generate-update-before choices, as the catalogue's plan against blackhole).
  */
 public final class CollectSinkFactory implements DynamicTableSinkFactory {
     public static final String IDENTIFIER = "statecraft-sink";
@@ -53,8 +56,10 @@ public final class CollectSinkFactory implements DynamicTableSinkFactory {
         FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
         helper.validate();
         String mode = helper.getOptions().get(CHANGELOG_MODE);
-        if (!mode.equals("all") && !mode.equals("upsert") && !mode.equals("insert")) {
-            throw new ValidationException("changelog-mode must be all, upsert or insert, got " + mode);
+        if (!mode.equals("all") && !mode.equals("upsert") && !mode.equals("insert")
+                && !mode.equals("no-update-before")) {
+            throw new ValidationException(
+                    "changelog-mode must be all, upsert, insert or no-update-before, got " + mode);
         }
         if (mode.equals("upsert") && context.getPrimaryKeyIndexes().length == 0) {
             throw new ValidationException("changelog-mode upsert needs a PRIMARY KEY");
@@ -80,6 +85,7 @@ public final class CollectSinkFactory implements DynamicTableSinkFactory {
                 case "insert":
                     return ChangelogMode.insertOnly();
                 case "upsert":
+                case "no-update-before":
                     ChangelogMode.Builder b = ChangelogMode.newBuilder();
                     for (RowKind k : requested.getContainedKinds()) {
                         if (k != RowKind.UPDATE_BEFORE) {

@@ -425,7 +425,37 @@ public final class PlanCatalog {
         }
     }
 
+    /** Name prefix of a catalogue program's runnable twin ({@link #runnable}). */
+    public static final String RUNNABLE = "runnable-";
+
+    /**
+     * The catalogue program with every {@code datagen} table read from the oracle's scripted
+     * source and every {@code blackhole} table written to its collecting sink in
+     * {@code no-update-before} mode (the changelog blackhole asks for), so that Flink executes the
+     * very same query with scripted input and collected output. Nothing else of the SQL changes:
+     * the planner picks the same operators with the same settings, which is what lets a run of the
+     * twin stand for the catalogue plan (upgrade evidence, {@code testdata/flink-1.20/upgrades}).
+     * Named {@code runnable-<name>}; not part of {@link #CATALOGUE}, so {@code plans OUTDIR} alone
+     * does not write it.
+     */
+    public static Program runnable(Program p) {
+        List<String> ddl = new ArrayList<>();
+        for (String s : p.ddl) {
+            ddl.add(s.replace("'connector' = 'datagen'", "'connector' = 'statecraft-source'")
+                    .replace("'connector' = 'blackhole'",
+                            "'connector' = 'statecraft-sink', 'changelog-mode' = 'no-update-before'"));
+        }
+        Program r = new Program(RUNNABLE + p.name,
+                p.note + "\n-- Runnable twin: datagen -> statecraft-source, blackhole -> statecraft-sink (no-update-before).",
+                ddl, p.dml.toArray(new String[0]));
+        r.config.putAll(p.config);
+        return r;
+    }
+
     public static Program find(String name) {
+        if (name.startsWith(RUNNABLE)) {
+            return runnable(find(name.substring(RUNNABLE.length())));
+        }
         for (Program p : CATALOGUE) {
             if (p.name.equals(name)) {
                 return p;
@@ -434,7 +464,10 @@ public final class PlanCatalog {
         throw new IllegalArgumentException("no catalogue program named " + name);
     }
 
-    /** Usage: {@code plans OUTDIR [NAME...]}; with names, compiles only those programs. */
+    /**
+     * Usage: {@code plans OUTDIR [NAME...]}; with names, compiles only those programs
+     * ({@code runnable-<name>} names a catalogue program's runnable twin).
+     */
     public static int run(String[] args) throws IOException {
         if (args.length < 1) {
             System.err.println("usage: plans OUTDIR [NAME...]");
@@ -444,10 +477,18 @@ public final class PlanCatalog {
         Files.createDirectories(out);
         List<String> only = Arrays.asList(args).subList(1, args.length);
         int failed = 0;
+        List<Program> programs = new ArrayList<>();
         for (Program p : CATALOGUE) {
-            if (!only.isEmpty() && !only.contains(p.name)) {
-                continue;
+            if (only.isEmpty() || only.contains(p.name)) {
+                programs.add(p);
             }
+        }
+        for (String n : only) {
+            if (n.startsWith(RUNNABLE)) {
+                programs.add(find(n));
+            }
+        }
+        for (Program p : programs) {
             File json = out.resolve(p.name + ".json").toFile();
             try {
                 CompiledPlan plan = compile(p);

@@ -20,8 +20,9 @@ import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
 
 /**
- * Oracle command {@code judge-plan PLAN_JSON SPEC_JSON}: proves by behaviour that the state TTLs in
- * a compiled plan take effect. Flink loads the plan ({@code loadPlan}) and executes it in a local
+ * Oracle command {@code judge-plan PLAN_JSON SPEC_JSON [SAVEPOINT_DIR]}: proves by behaviour that
+ * the state TTLs in a compiled plan take effect, or (upgrade spec, below) that a plan restored from
+ * a savepoint carries the state on. Flink loads the plan ({@code loadPlan}) and executes it in a local
  * MiniCluster (parallelism 1); the plan's sources must be {@code statecraft-source} tables, which
  * emit the rows the spec scripts, in processing time, and its sinks {@code statecraft-sink}
  * tables, which collect what reaches them. Exit 0 when the collected output is what the spec
@@ -48,6 +49,15 @@ import org.apache.flink.table.api.TableResult;
  * }
  * }</pre>
  *
+ * <p>Upgrade spec ({@code testdata/flink-1.20/upgrades/specs}): {@code {"settleMillis": ..,
+ * "before": PHASE, "after": PHASE}}, PHASE = {@code {"steps": [...], "expect": {...},
+ * "expectByPlanVersion": {"2.3": {...}}}}. {@code sql-savepoint OUTDIR NAME PLAN SPEC} runs
+ * "before" and stops with a savepoint. With SAVEPOINT_DIR the plan is restored from it
+ * (non-restored state not allowed) and fed "after": its output must be "after"'s rows (exit 0),
+ * else exit 1; exit 3 when Flink refuses to run the plan from the savepoint (its message on
+ * stderr). Without SAVEPOINT_DIR the job runs "before" then "after" uninterrupted and must output
+ * both phases' rows: the continued job a restored one is compared with.
+ *
  * <p>State TTL in Flink SQL is processing time measured from the last write of a key, so a spec
  * proves expiry with a sleep well beyond the short TTL and proves retention with a sleep beyond
  * the short TTL but well within the long one (e.g. TTLs 3 s and 60 s, sleeps 7 s). A plan whose
@@ -58,11 +68,14 @@ public final class PlanJudge {
     private PlanJudge() {}
 
     public static int run(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: judge-plan PLAN_JSON SPEC_JSON");
+        if (args.length != 2 && args.length != 3) {
+            System.err.println("usage: judge-plan PLAN_JSON SPEC_JSON [SAVEPOINT_DIR]");
             return 2;
         }
         File planFile = new File(args[0]).getAbsoluteFile();
+        File savepoint = args.length == 3 ? new File(args[2]).getAbsoluteFile() : null;
+        JsonNode plan = new ObjectMapper().readTree(planFile);
+        String planVersion = plan.path("flinkVersion").asText("");
         JsonNode spec;
         List<Script.Step> steps = new ArrayList<>();
         Map<String, List<String>> expect = new TreeMap<>();
@@ -72,26 +85,29 @@ public final class PlanJudge {
             spec = new ObjectMapper().readTree(new File(args[1]));
             settle = spec.path("settleMillis").asLong(1000);
             ordered = spec.path("ordered").asBoolean(false);
-            parseSteps(spec.path("steps"), steps);
-            JsonNode ex = spec.path("expect");
-            if (!ex.isObject()) {
-                throw new IllegalArgumentException("spec: \"expect\" must be an object of sink name to rows");
-            }
-            for (Iterator<Map.Entry<String, JsonNode>> it = ex.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
-                List<String> rows = new ArrayList<>();
-                for (JsonNode r : e.getValue()) {
-                    rows.add(r.asText());
+            if (spec.has("before") || spec.has("after")) {
+                // Upgrade spec: restoring runs only "after"; without a savepoint the job runs both
+                // phases uninterrupted, the reference a restored job must equal.
+                if (savepoint == null) {
+                    parseSteps(spec.path("before").path("steps"), steps);
+                    addExpect(expectFor(spec.path("before"), planVersion), expect);
                 }
-                expect.put(e.getKey(), rows);
+                parseSteps(spec.path("after").path("steps"), steps);
+                addExpect(expectFor(spec.path("after"), planVersion), expect);
+            } else {
+                if (savepoint != null) {
+                    throw new IllegalArgumentException("restoring from a savepoint needs a spec with \"before\" and \"after\"");
+                }
+                parseSteps(spec.path("steps"), steps);
+                addExpect(spec.path("expect"), expect);
             }
         } catch (Exception e) {
             System.err.println("judge-plan: bad spec " + args[1] + ": " + e.getMessage());
             return 2;
         }
 
-        JsonNode plan = new ObjectMapper().readTree(planFile);
-        System.err.println("judge-plan: state TTLs in " + planFile.getName() + ": " + stateTtls(plan));
+        System.err.println("judge-plan: state TTLs in " + planFile.getName() + " (flinkVersion " + planVersion
+                + "): " + stateTtls(plan));
 
         long budget = settle * steps.size() + 90_000;
         for (Script.Step s : steps) {
@@ -107,18 +123,32 @@ public final class PlanJudge {
         // Flush every record at once: the script's timing, not network buffering, decides when a
         // row reaches an operator.
         conf.set(ExecutionOptions.BUFFER_TIMEOUT, Duration.ZERO);
+        if (savepoint != null) {
+            // Every piece of the savepoint's state must find its operator in the plan: state that
+            // Flink would silently drop is exactly what an upgrade must not lose.
+            conf.setString("execution.state-recovery.path", savepoint.toURI().toString());
+            conf.setString("execution.state-recovery.ignore-unclaimed-state", "false");
+            System.err.println("judge-plan: restoring from " + savepoint + " (non-restored state not allowed)");
+        }
         TableEnvironment tEnv =
                 TableEnvironment.create(
                         EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());
         long started = System.nanoTime();
-        TableResult result = tEnv.loadPlan(PlanReference.fromFile(planFile)).execute();
+        TableResult result = null;
         try {
+            result = tEnv.loadPlan(PlanReference.fromFile(planFile)).execute();
             result.await(budget, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             result.getJobClient().ifPresent(c -> c.cancel());
             System.err.println("judge-plan: the job did not finish within " + budget + " ms (script at step "
                     + Script.cursor() + " of " + steps.size() + ")");
             return 1;
+        } catch (Exception e) {
+            if (savepoint == null) {
+                throw e;
+            }
+            System.err.println("judge-plan: REFUSED: Flink did not run the plan from the savepoint: " + rootMessage(e));
+            return 3;
         }
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
         if (!Script.finished()) {
@@ -143,14 +173,49 @@ public final class PlanJudge {
             }
         }
         if (!problems.isEmpty()) {
-            System.err.println("judge-plan: REJECTED: the plan's behaviour does not match the spec");
+            System.err.println("judge-plan: REJECTED: the plan's behaviour does not match the spec"
+                    + (savepoint == null ? "" : " (restored, but the state was not carried on as a continued job's)"));
             for (String p : problems) {
                 System.err.println("  " + p);
             }
             return 1;
         }
-        System.err.println("judge-plan: ACCEPTED: " + spec.path("description").asText(""));
+        System.err.println("judge-plan: ACCEPTED" + (savepoint == null ? "" : " (restored, state carried on)") + ": "
+                + spec.path("description").asText(""));
         return 0;
+    }
+
+    /**
+     * A phase's expected sink rows for a plan of the given flinkVersion: {@code expectByPlanVersion}
+     * has the rows where that version's planner writes the same result differently (e.g. a delete
+     * where the other writes an update-before), {@code expect} the rest.
+     */
+    static JsonNode expectFor(JsonNode phase, String planVersion) {
+        JsonNode byVersion = phase.path("expectByPlanVersion").path(planVersion);
+        return byVersion.isObject() ? byVersion : phase.path("expect");
+    }
+
+    /** Appends an expect object's rows (sink name to rows) to {@code into}. */
+    static void addExpect(JsonNode ex, Map<String, List<String>> into) {
+        if (!ex.isObject()) {
+            throw new IllegalArgumentException("spec: \"expect\" must be an object of sink name to rows");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = ex.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            List<String> rows = into.computeIfAbsent(e.getKey(), k -> new ArrayList<>());
+            for (JsonNode r : e.getValue()) {
+                rows.add(r.asText());
+            }
+        }
+    }
+
+    /** The outer message and the root cause, which for a refused restore is Flink's explanation. */
+    static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == e ? String.valueOf(e.getMessage()) : e.getMessage() + " <- " + root.getClass().getSimpleName() + ": " + root.getMessage();
     }
 
     private static void parseSteps(JsonNode arr, List<Script.Step> steps) {

@@ -53,6 +53,8 @@ public final class Script {
     private static int cursor;
     private static long settleMillis;
     private static final Map<String, List<String>> OUTPUT = new TreeMap<>();
+    /** Sources stay up after the script (whatever their after-script option) while this is set. */
+    private static volatile boolean holdOpen;
 
     private Script() {}
 
@@ -65,6 +67,19 @@ public final class Script {
             OUTPUT.clear();
             LOCK.notifyAll();
         }
+    }
+
+    /**
+     * Keeps every scripted source running after the script is over, so that a job executed from a
+     * plan compiled with the default {@code after-script = finish} can still be stopped with a
+     * savepoint; the same plan then finishes normally when it is judged.
+     */
+    public static void holdOpen(boolean hold) {
+        holdOpen = hold;
+    }
+
+    public static boolean holdingOpen() {
+        return holdOpen;
     }
 
     public static long settleMillis() {

@@ -178,7 +178,7 @@ public final class ScriptedSourceFactory implements DynamicTableSourceFactory {
                 Thread.sleep(Script.settleMillis());
                 Script.advance();
             }
-            while (running && idleAfterScript) {
+            while (running && (idleAfterScript || Script.holdingOpen())) {
                 Thread.sleep(50);
             }
         }

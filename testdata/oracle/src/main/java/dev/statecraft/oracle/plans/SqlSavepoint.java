@@ -43,7 +43,8 @@ import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.Collector;
 
 /**
- * Oracle command {@code sql-savepoint OUTDIR NAME}: a SQL group aggregate, executed from its
+ * Oracle command {@code sql-savepoint OUTDIR NAME [PLAN SPEC]} (with PLAN and SPEC: any scripted plan,
+ * see {@link PlanSavepoint}). Without: a SQL group aggregate, executed from its
  * compiled plan in a local MiniCluster (parallelism 2, hashmap backend), reads 60 scripted rows
  * over 20 keys; once the sink has seen every key's final count the job is stopped with a savepoint
  * in CANONICAL format. Writes
@@ -78,8 +79,12 @@ public final class SqlSavepoint {
     private SqlSavepoint() {}
 
     public static int run(String[] args) throws Exception {
+        if (args.length == 4) {
+            return PlanSavepoint.run(Path.of(args[0]).toAbsolutePath(), args[1],
+                    new File(args[2]).getAbsoluteFile(), new File(args[3]).getAbsoluteFile());
+        }
         if (args.length != 2) {
-            System.err.println("usage: sql-savepoint OUTDIR NAME");
+            System.err.println("usage: sql-savepoint OUTDIR NAME [PLAN UPGRADE_SPEC]");
             return 2;
         }
         Path outDir = Path.of(args[0]).toAbsolutePath();
@@ -272,7 +277,7 @@ public final class SqlSavepoint {
         private transient ValueState<RowData> acc;
 
         @Override
-        public void open(OpenContext openContext) {
+        public void open(OpenContext ctx) {
             acc = getRuntimeContext().getState(
                     new ValueStateDescriptor<>("accState", InternalTypeInfo.of(bigints("count", "sum"))));
         }
