@@ -3,6 +3,7 @@ package migrate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -375,4 +376,34 @@ func TestOracleFieldEvolution(t *testing.T) {
 		e.evolveValues(op.ID.String(), "account", "AccountV2", accountV2)
 		judge(t, dst, e)
 	})
+	// The class rename is what makes AccountV2 restorable: the same fields under the old class
+	// name are refused by Flink.
+	t.Run("class kept is refused", func(t *testing.T) {
+		op := mustSel(t, "uid:evolve")
+		step := toV2(op)
+		step.Class = ""
+		dst, _ := run(t, fixture(t, "evolve-hashmap"), Options{}, step)
+		e := loadExpect(t, "evolve-hashmap")
+		e.evolveValues(op.ID.String(), "account", "AccountV2", accountV2)
+		judgeRejects(t, dst, e)
+	})
+}
+
+// judgeRejects is judge for a savepoint Flink must refuse.
+func judgeRejects(t *testing.T, dir string, e expectation) {
+	t.Helper()
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := filepath.Join(t.TempDir(), "expect.json")
+	if err := os.WriteFile(exp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join("..", "testdata", "oracle", "run.sh"), "judge-savepoint", dir, exp).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("want the judge to reject %s (exit 1), got %v\n%s", dir, err, lastLine(out))
+	}
+	t.Logf("rejected as expected: %s", lastLine(out))
 }
