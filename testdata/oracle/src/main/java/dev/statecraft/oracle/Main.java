@@ -22,6 +22,7 @@ public final class Main {
         COMMANDS.put("expect", "dev.statecraft.oracle.savepoints.Expect");
         COMMANDS.put("judge-savepoint", "dev.statecraft.oracle.savepoints.SavepointJudge");
         COMMANDS.put("judge-selftest", "dev.statecraft.oracle.savepoints.JudgeSelfTest");
+        COMMANDS.put("judge-evolve-selftest", "dev.statecraft.oracle.savepoints.EvolveSelfTest");
         COMMANDS.put("bench-savepoint", "dev.statecraft.oracle.bench.BenchSavepoint");
         COMMANDS.put("bench-spa-dump", "dev.statecraft.oracle.bench.SpaDump");
         COMMANDS.put("bench-spa-rescale", "dev.statecraft.oracle.bench.SpaRescale");

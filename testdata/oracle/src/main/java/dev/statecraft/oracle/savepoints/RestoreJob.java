@@ -53,6 +53,13 @@ final class RestoreJob {
     /** Lines reported by restored subtasks, per operator index; filled inside the MiniCluster JVM. */
     static final Map<Integer, List<JsonNode>> LINES = new ConcurrentHashMap<>();
     static final Map<Integer, Integer> REPORTED = new ConcurrentHashMap<>();
+    /**
+     * Why a restored subtask failed in initializeState (e.g. Flink's StateMigrationException when a
+     * declared type is incompatible with the savepoint's serializer snapshot). Kept here because
+     * once the job has failed the local MiniCluster shuts down, and the job result that carries
+     * the cause can no longer be fetched ("MiniCluster is not yet running").
+     */
+    static final List<String> FAILURES = java.util.Collections.synchronizedList(new ArrayList<>());
 
     /** Window operators keep their timers in this timer service; process functions in "user-timers". */
     static final String WINDOW_TIMERS = "window-timers";
@@ -63,6 +70,7 @@ final class RestoreJob {
         List<Specs.Operator> ops = Specs.parse(expectation);
         LINES.clear();
         REPORTED.clear();
+        FAILURES.clear();
         int slots = 1;
         for (Specs.Operator op : ops) slots = Math.max(slots, op.parallelism + 1);
 
@@ -99,12 +107,18 @@ final class RestoreJob {
         try {
             long deadline = System.currentTimeMillis() + 120_000;
             while (!allReported(ops)) {
-                JobStatus st = client.getJobStatus().get();
+                JobStatus st;
+                try {
+                    st = client.getJobStatus().get();
+                } catch (Exception e) {
+                    // a failed job takes the local MiniCluster down with it; the reason was kept
+                    throw failure(e);
+                }
                 if (st.isGloballyTerminalState()) {
                     try {
                         client.getJobExecutionResult().get();
                     } catch (Exception e) {
-                        throw new IllegalStateException("restore failed: " + Expect.rootMessage(e), e);
+                        throw failure(e);
                     }
                     throw new IllegalStateException("restore job ended (" + st + ") before every subtask reported");
                 }
@@ -172,6 +186,19 @@ final class RestoreJob {
         }
     }
 
+    /** The first failure a restored subtask recorded, else e's own messages. */
+    private static IllegalStateException failure(Exception e) {
+        synchronized (FAILURES) {
+            if (!FAILURES.isEmpty()) {
+                // the recorded reason is complete; e only says the cluster is gone
+                IllegalStateException x = new IllegalStateException("restore failed: " + FAILURES.get(0));
+                x.addSuppressed(e);
+                return x;
+            }
+        }
+        return new IllegalStateException("restore failed: " + Expect.rootMessage(e), e);
+    }
+
     private static boolean allReported(List<Specs.Operator> ops) {
         for (int i = 0; i < ops.size(); i++) if (REPORTED.getOrDefault(i, 0) < ops.get(i).parallelism) return false;
         return true;
@@ -228,6 +255,16 @@ final class RestoreJob {
         @Override
         @SuppressWarnings({"unchecked", "rawtypes"})
         public void initializeState(StateInitializationContext context) throws Exception {
+            try {
+                report(context);
+            } catch (Exception e) {
+                FAILURES.add(op.label() + " subtask " + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() + ": " + Expect.rootMessage(e));
+                throw e;
+            }
+        }
+
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        private void report(StateInitializationContext context) throws Exception {
             super.initializeState(context);
             int sub = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
             List<JsonNode> out = new ArrayList<>();
@@ -320,7 +357,11 @@ final class RestoreJob {
             if (s.name.equals(Specs.WINDOW_CONTENTS)) {
                 TimeWindow.Serializer ws = new TimeWindow.Serializer();
                 // register the state first so the backend knows it, then list what was restored
-                getPartitionedState(new TimeWindow(0, 1), ws, (org.apache.flink.api.common.state.StateDescriptor) d);
+                try {
+                    getPartitionedState(new TimeWindow(0, 1), ws, (org.apache.flink.api.common.state.StateDescriptor) d);
+                } catch (Exception e) {
+                    throw StateDump.stateError(s, e);
+                }
                 List<Tuple2<Object, TimeWindow>> kns;
                 try (Stream<Tuple2<Object, TimeWindow>> st = getKeyedStateBackend().getKeysAndNamespaces(s.name)) {
                     kns = st.collect(Collectors.toList());
@@ -334,7 +375,12 @@ final class RestoreJob {
                 }
                 return;
             }
-            State state = getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, (org.apache.flink.api.common.state.StateDescriptor) d);
+            State state;
+            try {
+                state = getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, (org.apache.flink.api.common.state.StateDescriptor) d);
+            } catch (Exception e) {
+                throw StateDump.stateError(s, e);
+            }
             List<Object> keys;
             try (Stream<Object> st = getKeyedStateBackend().getKeys(s.name, VoidNamespace.INSTANCE)) {
                 keys = st.collect(Collectors.toList());

