@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -282,19 +282,37 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		}
 	}
 	// Pass 1: the new key group of every entry; bytes per new key group size the spill chunks.
-	kgBytes := make([]int64, newMax)
-	err = scanAll(srcs, oldPrefix, prog, 1, func(x *source, e *keyed.Entry) error {
-		kg, err := newKG(x, e)
-		if err != nil {
-			return err
-		}
-		// A chunk costs its spilled bytes plus one keyed.Entry per entry when it is loaded.
-		kgBytes[kg] += int64(len(e.Key)-oldPrefix+newPrefix+len(e.Value)+12) + entryOverhead
-		ch.EntriesBefore[header.States[x.ids[e.StateID]].Name]++
-		return nil
+	// Sources are read concurrently, each into its own tallies, added up afterwards.
+	kgBytesOf := make([][]int64, len(srcs))
+	countsOf := make([][]int, len(srcs))
+	err = parallel(len(srcs), func(si int) error {
+		x, trk, in := srcs[si], rk.forTask(), &serializer.Input{}
+		kgb, counts := make([]int64, newMax), make([]int, len(header.States))
+		kgBytesOf[si], countsOf[si] = kgb, counts
+		return scanSource(x, oldPrefix, prog, 1, func(e *keyed.Entry) error {
+			kg, err := trk.newKG(in, x, e)
+			if err != nil {
+				return err
+			}
+			// A chunk costs its spilled bytes plus one keyed.Entry per entry when it is loaded.
+			kgb[kg] += int64(len(e.Key)-oldPrefix+newPrefix+len(e.Value)+12) + entryOverhead
+			counts[x.ids[e.StateID]]++
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
+	}
+	kgBytes := make([]int64, newMax)
+	for si := range srcs {
+		for kg, b := range kgBytesOf[si] {
+			kgBytes[kg] += b
+		}
+		for id, n := range countsOf[si] {
+			if n > 0 {
+				ch.EntriesBefore[header.States[id].Name] += n
+			}
+		}
 	}
 	perSub := make([]int, newPar)
 	if s.stage == "" { // dry run: counts only
@@ -315,7 +333,9 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		return ch, nil
 	}
 
-	// Chunks: consecutive key groups of one subtask whose entries fit the budget together.
+	// Chunks: consecutive key groups of one subtask whose entries fit the budget together. The
+	// output subtasks are written concurrently, each loading one chunk at a time, so a chunk
+	// gets the budget shared by the workers.
 	budget := s.opt.SpillBudget
 	if budget <= 0 {
 		budget = defaultSpillBudget
@@ -325,15 +345,8 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		total += b
 	}
 	inMemory := total <= budget
-	type chunk struct {
-		sub      int
-		from, to int32 // key groups [from, to]
-		buf      *bytes.Buffer
-		file     *os.File
-		w        *bufio.Writer
-		count    int // entries spilled, to size the slice they are loaded into
-	}
-	var chunks []*chunk
+	chunkBudget := max(budget/int64(workers(len(ranges))), 1)
+	var chunks []*spillChunk
 	chunkOf := make([]int32, newMax)
 	if !inMemory {
 		if err := os.MkdirAll(filepath.Join(s.stage, spillDir), 0o755); err != nil {
@@ -341,111 +354,121 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		}
 	}
 	for i, rg := range ranges {
-		var c *chunk
+		var c *spillChunk
 		var size int64
 		for kg := rg.Start; kg <= rg.End; kg++ {
-			if c == nil || (size > 0 && size+kgBytes[kg] > budget) {
-				c = &chunk{sub: i, from: kg}
+			if c == nil || (size > 0 && size+kgBytes[kg] > chunkBudget) {
+				c = &spillChunk{sub: i, parts: make([]spillPart, len(srcs))}
 				chunks = append(chunks, c)
 				size = 0
 			}
-			c.to = kg
 			size += kgBytes[kg]
 			chunkOf[kg] = int32(len(chunks) - 1)
 		}
 	}
-	for _, c := range chunks {
-		if inMemory {
-			c.buf = &bytes.Buffer{}
-			c.w = bufio.NewWriterSize(c.buf, 4096)
-			continue
-		}
-		f, err := os.CreateTemp(filepath.Join(s.stage, spillDir), "chunk-*")
-		if err != nil {
-			return nil, err
-		}
-		c.file, c.w = f, bufio.NewWriterSize(f, 32<<10)
-	}
 	defer func() {
 		for _, c := range chunks {
-			if c.file != nil {
-				c.file.Close()
-				os.Remove(c.file.Name())
-			}
+			c.remove()
 		}
 	}()
 
-	// Pass 2: spill every entry, re-prefixed, into its chunk:
+	// Pass 2: spill every entry, re-prefixed, into its chunk. Each source is spilled by one
+	// task into parts of its own (a file, or a buffer when everything fits the budget); a
+	// chunk is its parts in source order, so its entries are in scan order whatever the
+	// scheduling:
 	//	+--------+-------------+-----------+-----------------+-----------+-------+
 	//	| u16 kg | u16 stateId | u32 klen  | key (new prefix)| u32 vlen  | value |
 	//	+--------+-------------+-----------+-----------------+-----------+-------+
-	var rec [8]byte
-	err = scanAll(srcs, oldPrefix, prog, 2, func(x *source, e *keyed.Entry) error {
-		kg, err := newKG(x, e)
-		if err != nil {
+	err = parallel(len(srcs), func(si int) error {
+		x, trk, in := srcs[si], rk.forTask(), &serializer.Input{}
+		ws := map[int32]*bufio.Writer{} // open parts of this source, by chunk
+		var rec [10]byte
+		err := scanSource(x, oldPrefix, prog, 2, func(e *keyed.Entry) error {
+			kg, err := trk.newKG(in, x, e)
+			if err != nil {
+				return err
+			}
+			ci := chunkOf[kg]
+			c := chunks[ci]
+			w := ws[ci]
+			if w == nil {
+				if w, err = c.parts[si].open(s.stage, inMemory); err != nil {
+					return err
+				}
+				ws[ci] = w
+			}
+			binary.BigEndian.PutUint16(rec[0:], uint16(kg))
+			binary.BigEndian.PutUint16(rec[2:], uint16(x.ids[e.StateID]))
+			binary.BigEndian.PutUint32(rec[4:], uint32(len(e.Key)-oldPrefix+newPrefix))
+			n := 8
+			if newPrefix == 2 {
+				rec[8], rec[9], n = byte(kg>>8), byte(kg), 10
+			} else {
+				rec[8], n = byte(kg), 9
+			}
+			part := &c.parts[si]
+			part.count++
+			part.size += int64(n + len(e.Key) - oldPrefix + 4 + len(e.Value))
+			w.Write(rec[:n])
+			w.Write(e.Key[oldPrefix:])
+			binary.BigEndian.PutUint32(rec[:4], uint32(len(e.Value)))
+			w.Write(rec[:4])
+			_, err = w.Write(e.Value)
 			return err
+		})
+		for ci, w := range ws {
+			if ferr := chunks[ci].parts[si].close(w); ferr != nil && err == nil {
+				err = fmt.Errorf("spill: %w", ferr)
+			}
 		}
-		c := chunks[chunkOf[kg]]
-		c.count++
-		binary.BigEndian.PutUint16(rec[0:], uint16(kg))
-		binary.BigEndian.PutUint16(rec[2:], uint16(x.ids[e.StateID]))
-		binary.BigEndian.PutUint32(rec[4:], uint32(len(e.Key)-oldPrefix+newPrefix))
-		c.w.Write(rec[:8])
-		if newPrefix == 2 {
-			c.w.Write([]byte{byte(kg >> 8), byte(kg)})
-		} else {
-			c.w.WriteByte(byte(kg))
-		}
-		c.w.Write(e.Key[oldPrefix:])
-		binary.BigEndian.PutUint32(rec[:4], uint32(len(e.Value)))
-		c.w.Write(rec[:4])
-		_, err = c.w.Write(e.Value)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range chunks {
-		if err := c.w.Flush(); err != nil {
-			return nil, fmt.Errorf("spill: %w", err)
-		}
-	}
 
-	// Write: one file per new subtask, its chunks in key-group order.
-	subs := make([]*metadata.SubtaskState, newPar)
-	next := 0
-	for i, rg := range ranges {
-		name := newStateFileName()
-		path := filepath.Join(s.stage, name)
+	// Write: one file per new subtask, its chunks in key-group order; subtasks concurrently.
+	type written struct {
+		name    string
+		size    int64
+		offsets []int64
+	}
+	outs := make([]written, len(ranges))
+	for i := range outs {
+		// Drawn and registered here: s.fresh is not shared with the tasks.
+		outs[i].name = newStateFileName()
+		s.fresh[outs[i].name] = 0
+	}
+	firstChunk := make([]int, len(ranges)+1) // chunks of subtask i: [firstChunk[i], firstChunk[i+1])
+	for ci, c := range chunks {
+		firstChunk[c.sub+1] = ci + 1
+	}
+	for i := 1; i < len(firstChunk); i++ {
+		firstChunk[i] = max(firstChunk[i], firstChunk[i-1])
+	}
+	err = parallel(len(ranges), func(i int) error {
+		rg := ranges[i]
+		path := filepath.Join(s.stage, outs[i].name)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		s.fresh[name] = 0
+		defer f.Close()
 		bw := bufio.NewWriterSize(f, 256<<10)
 		w, err := keyed.NewWriter(bw, header)
 		if err != nil {
-			f.Close()
-			return nil, err
+			return err
 		}
 		offsets := make([]int64, rg.Len())
-		for ; next < len(chunks) && chunks[next].sub == i; next++ {
-			c := chunks[next]
-			var data []byte
-			if c.buf != nil {
-				data = c.buf.Bytes()
-			} else {
-				if data, err = os.ReadFile(c.file.Name()); err != nil {
-					f.Close()
-					return nil, err
-				}
-			}
-			entries, err := parseSpill(data, c.count)
+		for _, c := range chunks[firstChunk[i]:firstChunk[i+1]] {
+			data, count, err := c.load()
 			if err != nil {
-				f.Close()
-				return nil, err
+				return err
 			}
-			sort.SliceStable(entries, func(a, b int) bool { return entries[a].KeyGroup < entries[b].KeyGroup })
+			entries, err := parseSpill(data, count)
+			if err != nil {
+				return err
+			}
 			for a := 0; a < len(entries); {
 				b := a
 				for b < len(entries) && entries[b].KeyGroup == entries[a].KeyGroup {
@@ -453,31 +476,33 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 				}
 				off, err := w.WriteKeyGroup(entries[a:b])
 				if err != nil {
-					f.Close()
-					return nil, fmt.Errorf("%s: %w", path, err)
+					return fmt.Errorf("%s: %w", path, err)
 				}
 				offsets[int32(entries[a].KeyGroup)-rg.Start] = off
 				perSub[i] += b - a
 				a = b
 			}
-			if c.buf != nil {
-				c.buf = nil
-			}
+			c.remove()
 		}
 		if err := bw.Flush(); err != nil {
-			f.Close()
-			return nil, err
+			return err
 		}
 		if err := f.Sync(); err != nil {
-			f.Close()
-			return nil, err
+			return err
 		}
 		if err := f.Close(); err != nil {
-			return nil, err
+			return err
 		}
-		size := w.Offset()
-		s.fresh[name] = size
-		subs[i] = newSubtaskState(op, newPar, i, rg, offsets, name, size)
+		outs[i].size, outs[i].offsets = w.Offset(), offsets
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	subs := make([]*metadata.SubtaskState, newPar)
+	for i, o := range outs {
+		s.fresh[o.name] = o.size
+		subs[i] = newSubtaskState(op, newPar, i, ranges[i], o.offsets, o.name, o.size)
 	}
 	prog.done()
 	op.Subtasks = subs
@@ -487,6 +512,103 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 	}
 	ch.EntriesPerSubtask = perSub
 	return ch, nil
+}
+
+// spillChunk is the spilled entries of consecutive key groups of one output subtask, one part
+// per source.
+type spillChunk struct {
+	sub   int
+	parts []spillPart
+}
+
+// spillPart is what one source spilled into one chunk: a file, or a buffer when the whole
+// rescale fits the spill budget.
+type spillPart struct {
+	buf   *bytes.Buffer
+	file  string
+	f     *os.File // open while the source is spilled
+	size  int64    // bytes spilled
+	count int      // entries, to size the slice the chunk is loaded into
+}
+
+func (p *spillPart) open(stage string, inMemory bool) (*bufio.Writer, error) {
+	if inMemory {
+		p.buf = &bytes.Buffer{}
+		return bufio.NewWriterSize(p.buf, 4096), nil
+	}
+	f, err := os.CreateTemp(filepath.Join(stage, spillDir), "chunk-*")
+	if err != nil {
+		return nil, err
+	}
+	p.file, p.f = f.Name(), f
+	return bufio.NewWriterSize(f, 32<<10), nil
+}
+
+// close flushes the writer open returned, and closes the part's file.
+func (p *spillPart) close(w *bufio.Writer) error {
+	err := w.Flush()
+	if p.f != nil {
+		if cerr := p.f.Close(); err == nil {
+			err = cerr
+		}
+		p.f = nil
+	}
+	return err
+}
+
+// load returns the chunk's records, its parts concatenated in source order, read straight into
+// one buffer of the chunk's size.
+func (c *spillChunk) load() ([]byte, int, error) {
+	var size int64
+	count := 0
+	for _, p := range c.parts {
+		size += p.size
+		count += p.count
+	}
+	for _, p := range c.parts {
+		if p.buf != nil && p.size == size {
+			return p.buf.Bytes(), count, nil // one source fed the chunk: no copy
+		}
+	}
+	data := make([]byte, size)
+	at := int64(0)
+	for _, p := range c.parts {
+		switch {
+		case p.buf != nil:
+			if int64(p.buf.Len()) != p.size {
+				return nil, 0, fmt.Errorf("spill chunk: %d bytes buffered, %d spilled", p.buf.Len(), p.size)
+			}
+			copy(data[at:], p.buf.Bytes())
+		case p.file != "":
+			f, err := os.Open(p.file)
+			if err != nil {
+				return nil, 0, err
+			}
+			_, err = io.ReadFull(f, data[at:at+p.size])
+			f.Close()
+			if err != nil {
+				return nil, 0, fmt.Errorf("spill chunk %s: %w", p.file, err)
+			}
+		}
+		at += p.size
+	}
+	return data, count, nil
+}
+
+// remove drops the chunk's parts once written (or when the rescale stops).
+func (c *spillChunk) remove() {
+	for i := range c.parts {
+		p := &c.parts[i]
+		if p.f != nil {
+			p.f.Close()
+			p.f = nil
+		}
+		if p.file != "" {
+			os.Remove(p.file)
+			p.file = ""
+		}
+		p.buf = nil
+	}
 }
 
 // newSubtaskState is subtask i of the rescaled operator: its new keyed-state file (name, size,
@@ -507,31 +629,58 @@ func newSubtaskState(op *metadata.OperatorState, newPar int32, i int, rg keygrou
 	return &metadata.SubtaskState{Index: int32(i), ManagedKeyed: kh}
 }
 
-// parseSpill reads back the records of one spill chunk; the entries alias data.
+// parseSpill reads back the records of one spill chunk, ordered by key group and, within a key
+// group, as they were spilled (a stable counting sort: one pass counts the records of each key
+// group, a second puts each at its place); the entries alias data.
 func parseSpill(data []byte, count int) ([]keyed.Entry, error) {
-	out := make([]keyed.Entry, 0, count)
+	lo, hi := 1<<16, -1
+	n := 0
+	if err := walkSpill(data, func(kg, _ int, _, _ []byte) {
+		lo, hi = min(lo, kg), max(hi, kg)
+		n++
+	}); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return make([]keyed.Entry, 0, count), nil
+	}
+	next := make([]int, hi-lo+2) // first free place of each key group
+	walkSpill(data, func(kg, _ int, _, _ []byte) { next[kg-lo+1]++ })
+	for i := 1; i < len(next); i++ {
+		next[i] += next[i-1]
+	}
+	out := make([]keyed.Entry, n)
+	walkSpill(data, func(kg, sid int, key, value []byte) {
+		out[next[kg-lo]] = keyed.Entry{KeyGroup: kg, StateID: sid, Key: key, Value: value}
+		next[kg-lo]++
+	})
+	return out, nil
+}
+
+// walkSpill calls fn with each record of a spill chunk, and checks that the records tile it.
+func walkSpill(data []byte, fn func(kg, sid int, key, value []byte)) error {
 	for p := 0; p < len(data); {
 		if len(data)-p < 8 {
-			return nil, fmt.Errorf("spill chunk: truncated record at byte %d", p)
+			return fmt.Errorf("spill chunk: truncated record at byte %d", p)
 		}
 		kg := int(binary.BigEndian.Uint16(data[p:]))
 		sid := int(binary.BigEndian.Uint16(data[p+2:]))
 		kl := int(binary.BigEndian.Uint32(data[p+4:]))
 		p += 8
 		if kl > len(data)-p-4 {
-			return nil, fmt.Errorf("spill chunk: key of %d bytes at byte %d overruns the chunk", kl, p)
+			return fmt.Errorf("spill chunk: key of %d bytes at byte %d overruns the chunk", kl, p)
 		}
 		key := data[p : p+kl]
 		p += kl
 		vl := int(binary.BigEndian.Uint32(data[p:]))
 		p += 4
 		if vl > len(data)-p {
-			return nil, fmt.Errorf("spill chunk: value of %d bytes at byte %d overruns the chunk", vl, p)
+			return fmt.Errorf("spill chunk: value of %d bytes at byte %d overruns the chunk", vl, p)
 		}
-		out = append(out, keyed.Entry{KeyGroup: kg, StateID: sid, Key: key, Value: data[p : p+vl]})
+		fn(kg, sid, key, data[p:p+vl])
 		p += vl
 	}
-	return out, nil
+	return nil
 }
 
 // rekeyer computes the new key group of an entry from its key's Java hashCode().
@@ -541,6 +690,15 @@ type rekeyer struct {
 	timer          []bool // by merged state id: a timer queue, whose keys start with a timestamp
 	oldPrefix      int
 	oldMax, newMax int32
+}
+
+// forTask returns a copy of rk for one concurrent task, with a key hasher of its own.
+func (rk *rekeyer) forTask() *rekeyer {
+	c := *rk
+	if h, err := newKeyHasher(rk.header.KeySerializer); err == nil { // rk's was built the same way
+		c.hasher = h
+	}
+	return &c
 }
 
 // newKG returns e's key group under the new max parallelism, and refuses a key whose hash does
@@ -571,20 +729,32 @@ func (rk *rekeyer) newKG(in *serializer.Input, x *source, e *keyed.Entry) (int32
 // scanAll reads every entry of every source in key-group order.
 func scanAll(srcs []*source, prefix int, prog *progress, pass int, fn func(*source, *keyed.Entry) error) error {
 	for _, x := range srcs {
-		br := &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: prefix}
-		for i, off := range x.handle.Offsets {
-			if off == 0 {
-				continue
-			}
-			kg := int(x.handle.Range.Start) + i
-			err := br.ReadBlock(x.r, x.size, off, kg, func(e *keyed.Entry) error {
-				prog.add(pass, int64(len(e.Key)+len(e.Value)+8))
-				return fn(x, e)
-			})
-			if err != nil {
-				return err
-			}
+		if err := scanSource(x, prefix, prog, pass, func(e *keyed.Entry) error { return fn(x, e) }); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// scanSource reads every entry of one source in key-group order. Sources may be scanned
+// concurrently: progress is counted per block.
+func scanSource(x *source, prefix int, prog *progress, pass int, fn func(*keyed.Entry) error) error {
+	br := &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: prefix}
+	for i, off := range x.handle.Offsets {
+		if off == 0 {
+			continue
+		}
+		kg := int(x.handle.Range.Start) + i
+		var bytes, records int64
+		err := br.ReadBlock(x.r, x.size, off, kg, func(e *keyed.Entry) error {
+			bytes += int64(len(e.Key) + len(e.Value) + 8)
+			records++
+			return fn(e)
+		})
+		if err != nil {
+			return err
+		}
+		prog.add(pass, bytes, records)
 	}
 	return nil
 }
@@ -599,7 +769,9 @@ func newStateFileName() string {
 }
 
 // progress prints records, bytes, rate and time left to a terminal, at most twice a second.
+// Concurrent scans report to it block by block.
 type progress struct {
+	mu      sync.Mutex
 	w       io.Writer
 	what    string
 	total   int64 // stream bytes per pass
@@ -620,15 +792,15 @@ func newProgress(w io.Writer, what string, srcs []*source) *progress {
 	return p
 }
 
-func (p *progress) add(pass int, n int64) {
+// add counts n bytes and the given records read by pass 1 or 2 (pass 0 is not shown).
+func (p *progress) add(pass int, n, records int64) {
 	if p == nil || pass == 0 {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.done2[pass] += n
-	p.records++
-	if p.records&0x3FFF != 0 {
-		return
-	}
+	p.records += records
 	now := time.Now()
 	if now.Sub(p.last) < 500*time.Millisecond {
 		return
@@ -642,12 +814,13 @@ func (p *progress) add(pass int, n int64) {
 		float64(doneBytes)/(1<<20), rate/(1<<20), max(left, 0))
 }
 
-// addBytes counts n bytes and records of the direct path, which reads in one pass (its callers
-// serialise the calls).
+// addBytes counts n bytes and records of the direct path, which reads in one pass.
 func (p *progress) addBytes(n, records int64) {
 	if p == nil {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.done2[1] += n
 	p.records += records
 	now := time.Now()

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
@@ -106,16 +105,10 @@ func (r *Rescale) rescaleDirect(s *session, op *metadata.OperatorState, ch *Oper
 		tasks[i].name = newStateFileName()
 		s.fresh[tasks[i].name] = 0
 	}
-	var progMu sync.Mutex
 	err := parallel(len(ranges), func(i int) error {
 		t := &tasks[i]
 		rg := ranges[i]
-		hasher, err := newKeyHasher(rk.header.KeySerializer) // a task's own decoder state
-		if err != nil {
-			return err
-		}
-		trk := *rk
-		trk.hasher = hasher
+		trk := rk.forTask()
 		path := filepath.Join(s.stage, t.name)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
@@ -171,11 +164,7 @@ func (r *Rescale) rescaleDirect(s *session, op *metadata.OperatorState, ch *Oper
 					return err
 				}
 			}
-			if prog != nil {
-				progMu.Lock()
-				prog.addBytes(read, int64(len(spans)))
-				progMu.Unlock()
-			}
+			prog.addBytes(read, int64(len(spans)))
 			if len(spans) == 0 {
 				continue
 			}

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,53 +66,105 @@ func TestRescaleDirectSameBytes(t *testing.T) {
 		if !reflect.DeepEqual(rep.Steps, spillRep.Steps) || !reflect.DeepEqual(rep.Verify, spillRep.Verify) {
 			t.Errorf("%s -> %d/%d: reports differ:\ndirect %+v\nspill  %+v", c.src, c.maxP, c.p, rep.Steps[0], spillRep.Steps[0])
 		}
-		a, b := open(t, dst), open(t, spillDst)
-		names := map[string]string{} // direct path's file -> spill path's
-		files := 0
-		for i, op := range a.Metadata.Operators {
-			sop := b.Metadata.Operators[i]
-			if len(op.Subtasks) != len(sop.Subtasks) {
-				t.Fatalf("%s: operator %s: %d subtasks, spill path %d", c.src, Label(op), len(op.Subtasks), len(sop.Subtasks))
+		sameOutput(t, fmt.Sprintf("%s -> %d/%d", c.src, c.maxP, c.p), dst, spillDst)
+	}
+}
+
+// TestRescaleSpillSameBytes checks that the spill path writes the same bytes however its work is
+// cut: everything in memory, or many small chunks spilled to files by each source concurrently
+// and read back in source order. The ratios here take the spill path (neither max parallelism
+// divides the other).
+func TestRescaleSpillSameBytes(t *testing.T) {
+	grown := filepath.Join(t.TempDir(), "grown")
+	if err := os.MkdirAll(grown, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	growSavepoint(t, grown, 3000)
+	cases := []struct {
+		src     string
+		maxP, p int32
+	}{
+		{"keyed-hashmap", 200, 3},
+		{"keyed-hashmap-compressed", 200, 0},
+		{"keyed-par3", 100, 2},
+		{"types-hashmap", 300, 5},
+		{"window-hashmap", 1000, 0},
+		{"grown", 200, 2},
+		{"grown", 100, 3},
+	}
+	for _, c := range cases {
+		src := grown
+		if c.src != "grown" {
+			src = fixture(t, c.src)
+		}
+		for _, op := range open(t, src).Metadata.Operators {
+			if hasKeyed(op) && directPlan(nil, op.MaxParallelism, c.maxP) != nil {
+				t.Fatalf("%s: %d -> %d takes the direct path", c.src, op.MaxParallelism, c.maxP)
 			}
-			for j, st := range op.Subtasks {
-				kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
-				skh, sok := sop.Subtasks[j].ManagedKeyed.(*metadata.KeyGroupsHandle)
-				if !ok || !sok || kh.Delegate == nil {
-					continue
-				}
-				fa, fb := kh.Delegate.(*metadata.RelativeFileHandle), skh.Delegate.(*metadata.RelativeFileHandle)
-				names[fa.Path] = fb.Path
-				da, err := os.ReadFile(filepath.Join(dst, fa.Path))
-				if err != nil {
-					t.Fatal(err)
-				}
-				db, err := os.ReadFile(filepath.Join(spillDst, fb.Path))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(da, db) {
-					t.Errorf("%s -> %d/%d: operator %s subtask %d: state file differs from the spill path's (%d and %d bytes)",
-						c.src, c.maxP, c.p, Label(op), j, len(da), len(db))
-				}
-				files++
+		}
+		steps := []Step{&Rescale{MaxParallelism: c.maxP, Parallelism: c.p}}
+		mem, memRep := run(t, src, Options{}, steps...)
+		for _, budget := range []int64{200, 16 << 10} {
+			spilled, rep := run(t, src, Options{SpillBudget: budget}, steps...)
+			if !reflect.DeepEqual(rep.Steps, memRep.Steps) {
+				t.Errorf("%s -> %d/%d budget %d: reports differ:\n%+v\n%+v", c.src, c.maxP, c.p, budget, rep.Steps[0], memRep.Steps[0])
 			}
+			sameOutput(t, fmt.Sprintf("%s -> %d/%d budget %d", c.src, c.maxP, c.p, budget), spilled, mem)
 		}
-		if files == 0 {
-			t.Fatalf("%s: no keyed state file compared", c.src)
+	}
+}
+
+// sameOutput checks that the savepoints a and b hold the same bytes: every keyed-state file of
+// a rescaled operator (matched by operator and subtask, as the names are random), and _metadata
+// once those names are matched.
+func sameOutput(t *testing.T, what, dirA, dirB string) {
+	t.Helper()
+	a, b := open(t, dirA), open(t, dirB)
+	names := map[string]string{} // a's file -> b's
+	files := 0
+	for i, op := range a.Metadata.Operators {
+		sop := b.Metadata.Operators[i]
+		if len(op.Subtasks) != len(sop.Subtasks) {
+			t.Fatalf("%s: operator %s: %d subtasks and %d", what, Label(op), len(op.Subtasks), len(sop.Subtasks))
 		}
-		ma, err := os.ReadFile(filepath.Join(dst, savepoint.MetadataFileName))
-		if err != nil {
-			t.Fatal(err)
+		for j, st := range op.Subtasks {
+			kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
+			skh, sok := sop.Subtasks[j].ManagedKeyed.(*metadata.KeyGroupsHandle)
+			if !ok || !sok || kh.Delegate == nil {
+				continue
+			}
+			fa, fb := kh.Delegate.(*metadata.RelativeFileHandle), skh.Delegate.(*metadata.RelativeFileHandle)
+			names[fa.Path] = fb.Path
+			da, err := os.ReadFile(filepath.Join(dirA, fa.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := os.ReadFile(filepath.Join(dirB, fb.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(da, db) {
+				t.Errorf("%s: operator %s subtask %d: state file differs (%d and %d bytes)",
+					what, Label(op), j, len(da), len(db))
+			}
+			files++
 		}
-		mb, err := os.ReadFile(filepath.Join(spillDst, savepoint.MetadataFileName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for from, to := range names {
-			ma = bytes.ReplaceAll(ma, []byte(from), []byte(to))
-		}
-		if !bytes.Equal(ma, mb) {
-			t.Errorf("%s -> %d/%d: _metadata differs from the spill path's beyond the file names", c.src, c.maxP, c.p)
-		}
+	}
+	if files == 0 {
+		t.Fatalf("%s: no keyed state file compared", what)
+	}
+	ma, err := os.ReadFile(filepath.Join(dirA, savepoint.MetadataFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := os.ReadFile(filepath.Join(dirB, savepoint.MetadataFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for from, to := range names {
+		ma = bytes.ReplaceAll(ma, []byte(from), []byte(to))
+	}
+	if !bytes.Equal(ma, mb) {
+		t.Errorf("%s: _metadata differs beyond the file names", what)
 	}
 }
