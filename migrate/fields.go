@@ -46,8 +46,8 @@ type fieldPlan struct {
 	row     bool
 	rowKind bool               // Row: the null mask starts with the two RowKind bits
 	old     []serializer.Codec // the old fields' codecs, in stored order
-	// out lists the new fields in stored order: an old field's index, or -1 with the bytes of
-	// its default (nil: null).
+	// out lists the new fields in stored order: an old field's index, or -(k+1) for the k-th
+	// added field, whose default's bytes are defs[k] (nil: null).
 	out  []int
 	defs [][]byte
 	snap *serializer.Snapshot // the new value serializer's snapshot

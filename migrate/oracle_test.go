@@ -376,6 +376,26 @@ func TestOracleFieldEvolution(t *testing.T) {
 		e.evolveValues(op.ID.String(), "account", "AccountV2", accountV2)
 		judge(t, dst, e)
 	})
+	// Null defaults: a boxed POJO field (AccountV3's Integer level, sorted between balance and
+	// owner) and a Row field inserted in the middle.
+	t.Run("null defaults, AccountV3", func(t *testing.T) {
+		op := mustSel(t, "uid:evolve")
+		dst, _ := run(t, fixture(t, "evolve-hashmap"), Options{},
+			&Retype{Operator: op, State: "account", Class: "dev.statecraft.oracle.savepoints.AccountV3",
+				AddFields: []AddField{{Name: "level", Type: "Integer", Null: true}}},
+			&Retype{Operator: op, State: "profile", AddFields: []AddField{{Name: "f1", Type: "Long", Null: true}}})
+		e := loadExpect(t, "evolve-hashmap")
+		h := op.ID.String()
+		e.evolveValues(h, "account", "AccountV3", func(v any) any {
+			v.(map[string]any)["level"] = nil
+			return v
+		})
+		e.evolveValues(h, "profile", "Row<String,Long,Integer>", func(v any) any {
+			r := v.([]any)
+			return []any{r[0], nil, r[1]}
+		})
+		judge(t, dst, e)
+	})
 	// The class rename is what makes AccountV2 restorable: the same fields under the old class
 	// name are refused by Flink.
 	t.Run("class kept is refused", func(t *testing.T) {
