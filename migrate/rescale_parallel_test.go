@@ -34,9 +34,9 @@ func TestRescaleDirectSameBytes(t *testing.T) {
 		{"keyed-maxpar-256", 64, 3, 200},
 		{"keyed-par3", 64, 2, 0},
 		{"keyed-hashmap-compressed", 256, 3, 0},
-		{"keyed-rocksdb", 4096, 4, 0},
-		{"keyed-inline", 1024, 1, 0},
-		{"types-rocksdb", 32768, 0, 0},
+		{"keyed-rocksdb", 512, 4, 0},
+		{"keyed-inline", 256, 1, 0},
+		{"types-rocksdb", 64, 0, 0},
 		{"types-hashmap", 256, 5, 0},
 		{"window-hashmap", 512, 3, 0},
 		{"grown", 256, 2, 0},
@@ -73,7 +73,7 @@ func TestRescaleDirectSameBytes(t *testing.T) {
 // TestRescaleSpillSameBytes checks that the spill path writes the same bytes however its work is
 // cut: everything in memory, or many small chunks spilled to files by each source concurrently
 // and read back in source order. The ratios here take the spill path (neither max parallelism
-// divides the other).
+// divides the other, or the new one is more than maxDirectFactor times the old).
 func TestRescaleSpillSameBytes(t *testing.T) {
 	grown := filepath.Join(t.TempDir(), "grown")
 	if err := os.MkdirAll(grown, 0o755); err != nil {
@@ -89,6 +89,9 @@ func TestRescaleSpillSameBytes(t *testing.T) {
 		{"keyed-par3", 100, 2},
 		{"types-hashmap", 300, 5},
 		{"window-hashmap", 1000, 0},
+		{"keyed-rocksdb", 4096, 4},  // scaling up by 32: more than maxDirectFactor
+		{"keyed-inline", 1024, 1},   // by 8
+		{"types-rocksdb", 32768, 0}, // by 256
 		{"grown", 200, 2},
 		{"grown", 100, 3},
 	}
