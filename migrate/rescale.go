@@ -128,7 +128,8 @@ type source struct {
 	closer io.Closer
 	handle *metadata.KeyGroupsHandle
 	header *keyed.Header
-	ids    []int // merged state id of each state id
+	ids    []int           // merged state id of each state id
+	ends   map[int64]int64 // where each block should end (keyed.BlockEnds), to size reads
 }
 
 // openKeyed opens a stream handle of the working metadata: a file a previous step wrote into
@@ -221,7 +222,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		if err != nil {
 			return nil, fmt.Errorf("subtask %d keyed state: %w", st.Index, err)
 		}
-		x := &source{name: name, r: ra, size: size, closer: c, handle: kh}
+		x := &source{name: name, r: ra, size: size, closer: c, handle: kh, ends: keyed.BlockEnds(kh.Offsets, size)}
 		srcs = append(srcs, x)
 		if x.header, err = keyed.ReadHeader(io.NewSectionReader(ra, 0, size), name); err != nil {
 			return nil, err
@@ -746,7 +747,7 @@ func scanSource(x *source, prefix int, prog *progress, pass int, fn func(*keyed.
 		}
 		kg := int(x.handle.Range.Start) + i
 		var bytes, records int64
-		err := br.ReadBlock(x.r, x.size, off, kg, func(e *keyed.Entry) error {
+		err := br.ReadBlockTo(x.r, x.size, off, x.ends[off], kg, func(e *keyed.Entry) error {
 			bytes += int64(len(e.Key) + len(e.Value) + 8)
 			records++
 			return fn(e)

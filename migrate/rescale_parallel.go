@@ -150,7 +150,8 @@ func (r *Rescale) rescaleDirect(s *session, op *metadata.OperatorState, ch *Oper
 			for _, ref := range plan[kg] {
 				x := srcs[ref.src]
 				oldKG := int(x.handle.Range.Start) + ref.idx
-				err := readers[ref.src].ReadBlock(x.r, x.size, x.handle.Offsets[ref.idx], oldKG, func(e *keyed.Entry) error {
+				off := x.handle.Offsets[ref.idx]
+				err := readers[ref.src].ReadBlockTo(x.r, x.size, off, x.ends[off], oldKG, func(e *keyed.Entry) error {
 					read += int64(len(e.Key) + len(e.Value) + 8)
 					nk, err := trk.newKG(&in, x, e)
 					if err != nil || nk != kg {

@@ -62,6 +62,7 @@ type BlockReader struct {
 
 	br      *bufio.Reader
 	sr      *snappy.Reader
+	hint    hintReader
 	cnt     countingReader
 	key     []byte
 	val     []byte
@@ -150,11 +151,23 @@ func (c *blockCursor) bytes(field, lengthField string, buf []byte) ([]byte, erro
 //
 // With compression the whole block is one Snappy framed stream starting at off.
 func (b *BlockReader) ReadBlock(src io.ReaderAt, size int64, off int64, kg int, fn func(*Entry) error) error {
+	return b.ReadBlockTo(src, size, off, size, kg, fn)
+}
+
+// ReadBlockTo is ReadBlock for a block expected to end at end (the next block's offset, or the
+// end of the stream; see BlockEnds). Reads are cut at end, so that reading many small blocks
+// does not read 64 KiB past each; a block that runs past end is read on as ReadBlock reads it,
+// with the same checks and errors.
+func (b *BlockReader) ReadBlockTo(src io.ReaderAt, size int64, off int64, end int64, kg int, fn func(*Entry) error) error {
 	c := &blockCursor{b: b, base: off, kg: kg, limit: size - off}
 	if off <= 0 || off >= size {
 		return c.fail("offset", nil, "key-group offset %d outside the stream of %d bytes", off, size)
 	}
-	sec := io.NewSectionReader(src, off, size-off)
+	var sec io.Reader = io.NewSectionReader(src, off, size-off)
+	if end > off && end < size {
+		b.hint = hintReader{r: src, off: off, end: end, size: size}
+		sec = &b.hint
+	}
 	if b.Compressed {
 		// The Snappy reader takes whole chunks and reads no further, so the bytes it consumed
 		// are the block's length in the file.
@@ -322,6 +335,28 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// hintReader reads src from off up to size, in reads that stop at end while end is ahead.
+type hintReader struct {
+	r              io.ReaderAt
+	off, end, size int64
+}
+
+func (h *hintReader) Read(p []byte) (int, error) {
+	if h.off >= h.size {
+		return 0, io.EOF
+	}
+	n := min(int64(len(p)), h.size-h.off)
+	if h.off < h.end {
+		n = min(n, h.end-h.off)
+	}
+	m, err := h.r.ReadAt(p[:n], h.off)
+	h.off += int64(m)
+	if m > 0 && err == io.EOF {
+		err = nil
+	}
+	return m, err
 }
 
 // countingReader counts the bytes read through it.

@@ -115,7 +115,7 @@ func checkRanges(op *metadata.OperatorState) error {
 // group's entries silently — and is refused.
 func (s *Subtask) Entries(fn func(*Entry) error) error {
 	br := &BlockReader{Name: s.Name, Compressed: s.Header.Compressed, NumStates: len(s.Header.States), PrefixLen: s.Decoder.PrefixLen}
-	ends := blockEnds(s.Handle.Offsets, s.size)
+	ends := BlockEnds(s.Handle.Offsets, s.size)
 	start := s.size
 	for _, off := range s.Handle.Offsets {
 		if off > 0 && off < start {
@@ -132,7 +132,7 @@ func (s *Subtask) Entries(fn func(*Entry) error) error {
 			continue
 		}
 		kg := int(s.Handle.Range.Start) + i
-		if err := br.ReadBlock(s.src, s.size, off, kg, fn); err != nil {
+		if err := br.ReadBlockTo(s.src, s.size, off, ends[off], kg, fn); err != nil {
 			return err
 		}
 		if want := ends[off]; br.End != want {
@@ -144,9 +144,9 @@ func (s *Subtask) Entries(fn func(*Entry) error) error {
 	return nil
 }
 
-// blockEnds maps each non-zero block offset to where the block must end: the next larger offset,
+// BlockEnds maps each non-zero block offset to where the block must end: the next larger offset,
 // or size for the last block.
-func blockEnds(offsets []int64, size int64) map[int64]int64 {
+func BlockEnds(offsets []int64, size int64) map[int64]int64 {
 	sorted := make([]int64, 0, len(offsets))
 	for _, o := range offsets {
 		if o > 0 {
@@ -173,12 +173,13 @@ func blockEnds(offsets []int64, size int64) map[int64]int64 {
 func (s *Subtask) CheckBlocks() error {
 	br := &BlockReader{Name: s.Name, Compressed: s.Header.Compressed, NumStates: len(s.Header.States), PrefixLen: s.Decoder.PrefixLen}
 	stop := func(*Entry) error { return ErrStop }
+	ends := BlockEnds(s.Handle.Offsets, s.size)
 	for i, off := range s.Handle.Offsets {
 		if off == 0 {
 			continue
 		}
 		kg := int(s.Handle.Range.Start) + i
-		if err := br.ReadBlock(s.src, s.size, off, kg, stop); err != nil && !errors.Is(err, ErrStop) {
+		if err := br.ReadBlockTo(s.src, s.size, off, ends[off], kg, stop); err != nil && !errors.Is(err, ErrStop) {
 			return err
 		}
 	}
