@@ -380,6 +380,9 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 	//	+--------+-------------+-----------+-----------------+-----------+-------+
 	//	| u16 kg | u16 stateId | u32 klen  | key (new prefix)| u32 vlen  | value |
 	//	+--------+-------------+-----------+-----------------+-----------+-------+
+	// A spilling task may hold a writer for every chunk: their buffers share 8 MiB (32 KiB
+	// each at most, 4 KiB at least), so that a huge savepoint's many chunks stay cheap.
+	spillBuf := min(max((8<<20)/max(len(chunks), 1), 4<<10), 32<<10)
 	err = parallel(len(srcs), func(si int) error {
 		x, trk, in := srcs[si], rk.forTask(), &serializer.Input{}
 		ws := map[int32]*bufio.Writer{} // open parts of this source, by chunk
@@ -393,7 +396,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 			c := chunks[ci]
 			w := ws[ci]
 			if w == nil {
-				if w, err = c.parts[si].open(s.stage, inMemory); err != nil {
+				if w, err = c.parts[si].open(s.stage, inMemory, spillBuf); err != nil {
 					return err
 				}
 				ws[ci] = w
@@ -532,7 +535,7 @@ type spillPart struct {
 	count int      // entries, to size the slice the chunk is loaded into
 }
 
-func (p *spillPart) open(stage string, inMemory bool) (*bufio.Writer, error) {
+func (p *spillPart) open(stage string, inMemory bool, bufSize int) (*bufio.Writer, error) {
 	if inMemory {
 		p.buf = &bytes.Buffer{}
 		return bufio.NewWriterSize(p.buf, 4096), nil
@@ -542,7 +545,7 @@ func (p *spillPart) open(stage string, inMemory bool) (*bufio.Writer, error) {
 		return nil, err
 	}
 	p.file, p.f = f.Name(), f
-	return bufio.NewWriterSize(f, 32<<10), nil
+	return bufio.NewWriterSize(f, bufSize), nil
 }
 
 // close flushes the writer open returned, and closes the part's file.
