@@ -722,12 +722,13 @@ func (rk *rekeyer) newKG(in *serializer.Input, x *source, e *keyed.Entry) (int32
 			return 0, fmt.Errorf("%s: key group %d: key of state %q: %w", x.name, e.KeyGroup, rk.header.States[x.ids[e.StateID]].Name, err)
 		}
 	}
-	if old := keygroup.ForHash(h, rk.oldMax); int(old) != e.KeyGroup {
+	m := keygroup.MurmurHash(h) // ForHash(h, max) is m % max: mixed once for both
+	if old := m % rk.oldMax; int(old) != e.KeyGroup {
 		return 0, fmt.Errorf("%s: a key of state %q in key group %d hashes to key group %d: statecraft's Java hashCode of %s "+
 			"disagrees with the job's, so the key would be misplaced (refused)", x.name, rk.header.States[x.ids[e.StateID]].Name,
 			e.KeyGroup, old, serializer.JavaType(rk.header.KeySerializer))
 	}
-	return keygroup.ForHash(h, rk.newMax), nil
+	return m % rk.newMax, nil
 }
 
 // scanAll reads every entry of every source in key-group order.
