@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
@@ -101,108 +103,24 @@ type directTask struct {
 	counts  []int // entries by merged state id
 }
 
-// rescaleDirect writes every output subtask of op from the sources by plan (see above), one task
-// per subtask on the worker pool, then updates op and ch as the spill path does.
+// rescaleDirect writes every output subtask of op from the sources by plan (see above): by the
+// split path when it applies, else one task per subtask on the worker pool; then it updates op
+// and ch as the spill path does.
 func (r *Rescale) rescaleDirect(s *session, op *metadata.OperatorState, ch *OperatorChange, rk *rekeyer,
 	srcs []*source, ranges []keygroup.Range, plan [][]blockRef, prog *progress) error {
 	newPar := int32(len(ranges))
-	newPrefix := keyed.PrefixLen(int(rk.newMax))
 	tasks := make([]directTask, len(ranges))
 	for i := range tasks {
 		// Names are drawn and registered before the tasks start: s.fresh is not shared with them.
 		tasks[i].name = newStateFileName()
 		s.fresh[tasks[i].name] = 0
 	}
-	err := parallel(len(ranges), func(i int) error {
-		t := &tasks[i]
-		rg := ranges[i]
-		trk := rk.forTask()
-		path := filepath.Join(s.stage, t.name)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		bw := bufio.NewWriterSize(f, 1<<20)
-		w, err := keyed.NewWriter(bw, rk.header)
-		if err != nil {
-			return err
-		}
-		readers := make([]*keyed.BlockReader, len(srcs))
-		for si, x := range srcs {
-			readers[si] = &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: rk.oldPrefix}
-		}
-		t.offsets = make([]int64, rg.Len())
-		t.counts = make([]int, len(rk.header.States))
-		// One key group's entries: their bytes (new prefix, key, value) back to back in arena,
-		// their bounds in spans; entries alias arena once the key group is complete.
-		type span struct {
-			sid          int
-			keyEnd, vEnd int
-		}
-		var arena []byte
-		var spans []span
-		var entries []keyed.Entry
-		var in serializer.Input
-		for kg := rg.Start; kg <= rg.End; kg++ {
-			arena, spans = arena[:0], spans[:0]
-			var read int64
-			for _, ref := range plan[kg] {
-				x := srcs[ref.src]
-				oldKG := int(x.handle.Range.Start) + ref.idx
-				off := x.handle.Offsets[ref.idx]
-				err := readers[ref.src].ReadBlockTo(x.r, x.size, off, x.ends[off], oldKG, func(e *keyed.Entry) error {
-					read += int64(len(e.Key) + len(e.Value) + 8)
-					nk, err := trk.newKG(&in, x, e)
-					if err != nil || nk != kg {
-						return err
-					}
-					sid := x.ids[e.StateID]
-					if newPrefix == 2 {
-						arena = append(arena, byte(kg>>8), byte(kg))
-					} else {
-						arena = append(arena, byte(kg))
-					}
-					arena = append(arena, e.Key[rk.oldPrefix:]...)
-					keyEnd := len(arena)
-					arena = append(arena, e.Value...)
-					spans = append(spans, span{sid, keyEnd, len(arena)})
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			prog.addBytes(read, int64(len(spans)))
-			if len(spans) == 0 {
-				continue
-			}
-			entries = entries[:0]
-			start := 0
-			for _, sp := range spans {
-				entries = append(entries, keyed.Entry{KeyGroup: int(kg), StateID: sp.sid, Key: arena[start:sp.keyEnd], Value: arena[sp.keyEnd:sp.vEnd]})
-				t.counts[sp.sid]++
-				start = sp.vEnd
-			}
-			off, err := w.WriteKeyGroup(entries)
-			if err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			t.offsets[kg-rg.Start] = off
-			t.entries += len(entries)
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		t.size = w.Offset()
-		return nil
-	})
+	var err error
+	if bandAligned(ranges, rk.oldMax, rk.newMax) {
+		err = writeSplit(s, rk, srcs, ranges, plan, tasks, prog)
+	} else {
+		err = writePerSubtask(s, rk, srcs, ranges, plan, tasks, prog)
+	}
 	if err != nil {
 		return err
 	}
@@ -226,4 +144,315 @@ func (r *Rescale) rescaleDirect(s *session, op *metadata.OperatorState, ch *Oper
 	}
 	ch.EntriesPerSubtask = perSub
 	return nil
+}
+
+// writePerSubtask writes each output subtask as one task on the worker pool: for each of its
+// key groups, the blocks plan names are read and the entries hashing to it kept.
+func writePerSubtask(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range, plan [][]blockRef, tasks []directTask, prog *progress) error {
+	newPrefix := keyed.PrefixLen(int(rk.newMax))
+	return parallel(len(ranges), func(i int) error {
+		t := &tasks[i]
+		rg := ranges[i]
+		trk := rk.forTask()
+		path := filepath.Join(s.stage, t.name)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		bw := bufio.NewWriterSize(f, 1<<20)
+		w, err := keyed.NewWriter(bw, rk.header)
+		if err != nil {
+			return err
+		}
+		readers := make([]*keyed.BlockReader, len(srcs))
+		for si, x := range srcs {
+			readers[si] = &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: rk.oldPrefix}
+		}
+		t.offsets = make([]int64, rg.Len())
+		t.counts = make([]int, len(rk.header.States))
+		var kgb kgBuffer
+		var entries []keyed.Entry
+		var in serializer.Input
+		for kg := rg.Start; kg <= rg.End; kg++ {
+			kgb.reset()
+			var read int64
+			for _, ref := range plan[kg] {
+				x := srcs[ref.src]
+				oldKG := int(x.handle.Range.Start) + ref.idx
+				off := x.handle.Offsets[ref.idx]
+				err := readers[ref.src].ReadBlockTo(x.r, x.size, off, x.ends[off], oldKG, func(e *keyed.Entry) error {
+					read += int64(len(e.Key) + len(e.Value) + 8)
+					nk, err := trk.newKG(&in, x, e)
+					if err != nil || nk != kg {
+						return err
+					}
+					kgb.add(kg, newPrefix, x.ids[e.StateID], e.Key[rk.oldPrefix:], e.Value)
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			prog.addBytes(read, int64(len(kgb.spans)))
+			if len(kgb.spans) == 0 {
+				continue
+			}
+			entries = kgb.entries(kg, entries, t.counts)
+			off, err := w.WriteKeyGroup(entries)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			t.offsets[kg-rg.Start] = off
+			t.entries += len(entries)
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		t.size = w.Offset()
+		return nil
+	})
+}
+
+// kgBuffer holds one new key group's entries: their bytes (new prefix, key, value) back to back
+// in arena, their bounds in spans; entries alias arena once the key group is complete.
+type kgBuffer struct {
+	arena []byte
+	spans []entrySpan
+}
+
+type entrySpan struct {
+	sid          int
+	keyEnd, vEnd int
+}
+
+func (b *kgBuffer) reset() { b.arena, b.spans = b.arena[:0], b.spans[:0] }
+
+// add appends an entry of key group kg: the new prefix (prefix bytes), the key past its old
+// prefix, the value.
+func (b *kgBuffer) add(kg int32, prefix, sid int, key, value []byte) {
+	if prefix == 2 {
+		b.arena = append(b.arena, byte(kg>>8), byte(kg))
+	} else {
+		b.arena = append(b.arena, byte(kg))
+	}
+	b.arena = append(b.arena, key...)
+	keyEnd := len(b.arena)
+	b.arena = append(b.arena, value...)
+	b.spans = append(b.spans, entrySpan{sid, keyEnd, len(b.arena)})
+}
+
+// entries returns the buffered entries (in dst's storage) and counts them by state id.
+func (b *kgBuffer) entries(kg int32, dst []keyed.Entry, counts []int) []keyed.Entry {
+	dst = dst[:0]
+	start := 0
+	for _, sp := range b.spans {
+		dst = append(dst, keyed.Entry{KeyGroup: int(kg), StateID: sp.sid, Key: b.arena[start:sp.keyEnd], Value: b.arena[sp.keyEnd:sp.vEnd]})
+		counts[sp.sid]++
+		start = sp.vEnd
+	}
+	return dst
+}
+
+// The split path: scaling up by c when no output subtask's key groups cross a multiple of
+// oldMax (every subtask lies in one band [j*oldMax, (j+1)*oldMax), as with parallelism 2 at
+// 128 -> 256). Then, walking the old key groups g in order, each band's subtasks receive their
+// key groups g + j*oldMax in order too, so every source block can be read once and split into
+// its c new key groups:
+//
+//	readers (one per CPU)                      writer (one goroutine, in g order)
+//	take g = 0, 1, 2, ... in turn;     --->    for g in order: wait for g's result, append
+//	read g's blocks, hash each key,            bucket j to the file of the subtask owning
+//	put it in bucket (newKG - g)/oldMax        g + j*oldMax; a subtask's file is opened at its
+//	                                           first key group and synced at its last
+//
+// At most splitAhead results per reader are read and not yet written: a reader takes a token
+// before it takes the next g, the writer gives one back per g written, so the results in
+// flight are always the lowest unwritten g and the writer can always go on.
+
+// splitAhead bounds the key groups each reader may have read ahead of the writer.
+const splitAhead = 2
+
+// bandAligned reports whether the split path applies to these output ranges.
+func bandAligned(ranges []keygroup.Range, oldMax, newMax int32) bool {
+	if newMax <= oldMax || newMax%oldMax != 0 {
+		return false
+	}
+	for _, rg := range ranges {
+		if rg.Start/oldMax != rg.End/oldMax {
+			return false
+		}
+	}
+	return true
+}
+
+// splitResult is one old key group read and split by band.
+type splitResult struct {
+	buckets []kgBuffer
+	read    int64
+	err     error
+}
+
+// writeSplit writes every output subtask by the split path (see above).
+func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range, plan [][]blockRef, tasks []directTask, prog *progress) error {
+	oldMax, newMax := rk.oldMax, rk.newMax
+	c := int(newMax / oldMax)
+	newPrefix := keyed.PrefixLen(int(newMax))
+	subOf := make([]int, newMax)
+	for i, rg := range ranges {
+		for k := rg.Start; k <= rg.End; k++ {
+			subOf[k] = i
+		}
+	}
+	nw := workers(int(oldMax))
+	tokens := make(chan struct{}, splitAhead*nw)
+	free := make(chan *splitResult, splitAhead*nw+1)
+	results := make([]chan *splitResult, oldMax)
+	for g := range results {
+		results[g] = make(chan *splitResult, 1)
+	}
+	var next atomic.Int32
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range nw {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			trk := rk.forTask()
+			var in serializer.Input
+			readers := make([]*keyed.BlockReader, len(srcs))
+			for si, x := range srcs {
+				readers[si] = &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: rk.oldPrefix}
+			}
+			for {
+				tokens <- struct{}{}
+				g := next.Add(1) - 1
+				if g >= oldMax {
+					<-tokens
+					return
+				}
+				var res *splitResult
+				select {
+				case res = <-free:
+					res.read, res.err = 0, nil
+				default:
+					res = &splitResult{buckets: make([]kgBuffer, c)}
+				}
+				for j := range res.buckets {
+					res.buckets[j].reset()
+				}
+				for _, ref := range plan[g] {
+					if stop.Load() {
+						break
+					}
+					x := srcs[ref.src]
+					off := x.handle.Offsets[ref.idx]
+					res.err = readers[ref.src].ReadBlockTo(x.r, x.size, off, x.ends[off], int(g), func(e *keyed.Entry) error {
+						res.read += int64(len(e.Key) + len(e.Value) + 8)
+						nk, err := trk.newKG(&in, x, e)
+						if err != nil {
+							return err
+						}
+						// nk mod oldMax is the stored key group g (newKG checked it).
+						res.buckets[nk/oldMax].add(nk, newPrefix, x.ids[e.StateID], e.Key[rk.oldPrefix:], e.Value)
+						return nil
+					})
+					if res.err != nil {
+						break
+					}
+				}
+				results[g] <- res
+			}
+		}()
+	}
+
+	type outFile struct {
+		f  *os.File
+		bw *bufio.Writer
+		w  *keyed.Writer
+	}
+	open := make([]*outFile, len(ranges))
+	var firstErr error
+	fail := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+			stop.Store(true)
+		}
+	}
+	var entries []keyed.Entry
+	for g := int32(0); g < oldMax; g++ {
+		res := <-results[g]
+		if res.err != nil {
+			fail(res.err)
+		}
+		var written int64
+		for j := 0; j < c && firstErr == nil; j++ {
+			k := g + int32(j)*oldMax
+			i := subOf[k]
+			t, rg := &tasks[i], ranges[i]
+			of := open[i]
+			if of == nil {
+				f, err := os.OpenFile(filepath.Join(s.stage, t.name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+				if err != nil {
+					fail(err)
+					break
+				}
+				of = &outFile{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
+				open[i] = of
+				if of.w, err = keyed.NewWriter(of.bw, rk.header); err != nil {
+					fail(err)
+					break
+				}
+				t.offsets = make([]int64, rg.Len())
+				t.counts = make([]int, len(rk.header.States))
+			}
+			if b := &res.buckets[j]; len(b.spans) > 0 {
+				entries = b.entries(k, entries, t.counts)
+				off, err := of.w.WriteKeyGroup(entries)
+				if err != nil {
+					fail(fmt.Errorf("%s: %w", of.f.Name(), err))
+					break
+				}
+				t.offsets[k-rg.Start] = off
+				t.entries += len(entries)
+				written += int64(len(entries))
+			}
+			if k == rg.End { // the subtask's last key group
+				err := of.bw.Flush()
+				if err == nil {
+					err = of.f.Sync()
+				}
+				if cerr := of.f.Close(); err == nil {
+					err = cerr
+				}
+				open[i] = nil
+				if err != nil {
+					fail(err)
+					break
+				}
+				t.size = of.w.Offset()
+			}
+		}
+		if firstErr == nil {
+			prog.addBytes(res.read, written)
+		}
+		select {
+		case free <- res:
+		default:
+		}
+		<-tokens
+	}
+	wg.Wait()
+	for _, of := range open {
+		if of != nil {
+			of.f.Close()
+		}
+	}
+	return firstErr
 }

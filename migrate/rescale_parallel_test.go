@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/statecraft/statecraft/statecore/keygroup"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 )
@@ -16,7 +17,8 @@ import (
 // the other, output subtasks written concurrently) writes byte for byte what the spill path
 // writes: the same state files (matched through _metadata, as their names are random), the same
 // _metadata once the names are matched, and the same report. Every case below takes the direct
-// path; TestRescale covers the rest with both spill budgets.
+// path, by per-subtask tasks or by the split path (each output subtask in one band of oldMax key
+// groups); TestRescale covers the rest with both spill budgets.
 func TestRescaleDirectSameBytes(t *testing.T) {
 	grown := filepath.Join(t.TempDir(), "grown")
 	if err := os.MkdirAll(grown, 0o755); err != nil {
@@ -39,11 +41,21 @@ func TestRescaleDirectSameBytes(t *testing.T) {
 		{"types-rocksdb", 64, 0, 0},
 		{"types-hashmap", 256, 5, 0},
 		{"window-hashmap", 512, 3, 0},
-		{"grown", 256, 2, 0},
+		{"grown", 256, 2, 0}, // split path: each subtask in one band
+		{"grown", 256, 4, 0}, // split path, two subtasks per band
+		{"grown", 512, 8, 0}, // split path, c = 4
+		{"grown", 512, 2, 0}, // c = 4, subtasks across bands: per-subtask tasks
+		{"grown", 256, 1, 0},
 		{"grown", 256, 3, 4 << 10},
 		{"grown", 32, 2, 0},
 	}
 	grownOnce := false
+	splitCases := 0
+	defer func() {
+		if splitCases < 4 {
+			t.Errorf("%d operators took the split path, want at least 4", splitCases)
+		}
+	}()
 	for _, c := range cases {
 		src := grown
 		if c.src != "grown" {
@@ -54,8 +66,22 @@ func TestRescaleDirectSameBytes(t *testing.T) {
 		}
 		in := open(t, src)
 		for _, op := range in.Metadata.Operators {
-			if hasKeyed(op) && directPlan(nil, op.MaxParallelism, c.maxP) == nil {
+			if !hasKeyed(op) {
+				continue
+			}
+			if directPlan(nil, op.MaxParallelism, c.maxP) == nil {
 				t.Fatalf("%s: %d -> %d does not take the direct path", c.src, op.MaxParallelism, c.maxP)
+			}
+			p := c.p
+			if p == 0 {
+				p = min(op.Parallelism, c.maxP)
+			}
+			ranges := make([]keygroup.Range, p)
+			for i := range ranges {
+				ranges[i], _ = keygroup.RangeForOperator(c.maxP, p, int32(i))
+			}
+			if split := bandAligned(ranges, op.MaxParallelism, c.maxP); split {
+				splitCases++
 			}
 		}
 		steps := []Step{&Rescale{MaxParallelism: c.maxP, Parallelism: c.p}}
