@@ -2,12 +2,15 @@ package migrate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
@@ -195,5 +198,82 @@ func sameOutput(t *testing.T, what, dirA, dirB string) {
 	}
 	if !bytes.Equal(ma, mb) {
 		t.Errorf("%s: _metadata differs beyond the file names", what)
+	}
+}
+
+// TestRescaleErrorsSameAsSpill damages two keys of a real savepoint so that they hash to another
+// key group than the one they are stored in, one in each source subtask, and checks that every
+// rescale path refuses it with the error the sequential spill path reports (the first damaged
+// key in scan order), whatever the concurrent tasks met first.
+func TestRescaleErrorsSameAsSpill(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "damaged")
+	if err := os.CopyFS(src, os.DirFS(fixture(t, "keyed-hashmap"))); err != nil {
+		t.Fatal(err)
+	}
+	sp := open(t, src)
+	op, err := mustSel(t, "uid:int-keyed").find(sp.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(subs) < 2 || subs[0].Header.Compressed {
+		t.Fatalf("want an uncompressed fixture with two subtasks, have %d", len(subs))
+	}
+	// Subtask 0: a key in its last block; subtask 1: a key in its first block.
+	type hit struct {
+		file string
+		at   int64 // file offset of the key's last Integer byte
+		b    byte
+	}
+	var hits []hit
+	for i, st := range subs {
+		var pick *hit
+		st.Entries(func(e *keyed.Entry) error {
+			if st.Header.States[e.StateID].Type == keyed.PriorityQueue || len(e.Key) < 5 {
+				return nil
+			}
+			if i == 1 && pick != nil {
+				return nil
+			}
+			v := int32(binary.BigEndian.Uint32(e.Key[1:]))
+			for x := byte(1); x != 0; x++ {
+				if keygroup.ForHash(v^int32(x), op.MaxParallelism) != int32(e.KeyGroup) {
+					pick = &hit{st.Name, e.Offset + 4 + 4, e.Key[4] ^ x}
+					break
+				}
+			}
+			return nil
+		})
+		if pick == nil {
+			t.Fatalf("subtask %d: no key to damage", i)
+		}
+		hits = append(hits, *pick)
+	}
+	closeAll()
+	for _, h := range hits {
+		f, err := os.OpenFile(h.file, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte{h.b}, h.at); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	for _, c := range []struct{ maxP, p int32 }{{256, 2}, {256, 3}, {64, 0}, {512, 4}, {200, 0}} {
+		steps := []Step{&Rescale{MaxParallelism: c.maxP, Parallelism: c.p}}
+		spillOnly = true
+		_, want := Run(src, filepath.Join(t.TempDir(), "out"), steps, Options{})
+		spillOnly = false
+		_, got := Run(src, filepath.Join(t.TempDir(), "out"), steps, Options{})
+		if want == nil || !strings.Contains(want.Error(), "disagrees with the job's") || !strings.Contains(want.Error(), filepath.Base(hits[0].file)) {
+			t.Fatalf("%d/%d: spill path: %v, want the first damaged key's refusal", c.maxP, c.p, want)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%d/%d: error\n%v\nwant (spill path)\n%v", c.maxP, c.p, got, want)
+		}
 	}
 }
