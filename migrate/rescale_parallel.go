@@ -34,6 +34,8 @@ import (
 // worker. A source block is read once per new key group it feeds (c times when scaling up), all
 // from the page cache, instead of two passes over the source plus a spill written and read back;
 // beyond c = maxDirectFactor that costs more than the spill path, which then does the work.
+// When scaling up with every output subtask inside one band of oldMax key groups, the split
+// path (writeSplit, below) reads each block only once.
 //
 // The output is byte for byte what the spill path writes: the spill path orders a key group's
 // entries as the sources are scanned (source by source, blocks in key-group order, entries in
