@@ -274,9 +274,10 @@ func (b *kgBuffer) entries(kg int32, dst []keyed.Entry, counts []int) []keyed.En
 //	put it in bucket (newKG - g)/oldMax        g + j*oldMax; a subtask's file is opened at its
 //	                                           first key group and synced at its last
 //
-// At most splitAhead results per reader are read and not yet written: a reader takes a token
-// before it takes the next g, the writer gives one back per g written, so the results in
-// flight are always the lowest unwritten g and the writer can always go on.
+// At most splitAhead results per reader (fewer when key groups are large) are read and not yet
+// written: a reader takes a token before it takes the next g, the writer gives one back per g
+// written, so the results in flight are always the lowest unwritten g and the writer can
+// always go on.
 
 // splitAhead bounds the key groups each reader may have read ahead of the writer.
 const splitAhead = 2
@@ -313,8 +314,33 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 		}
 	}
 	nw := workers(int(oldMax))
-	tokens := make(chan struct{}, splitAhead*nw)
-	free := make(chan *splitResult, splitAhead*nw+1)
+	// Results in flight cost about their blocks' bytes each: as many as the spill budget holds
+	// for the largest old key group (Snappy blocks counted four times over), between one and
+	// splitAhead per reader. A huge key group is then read while nothing else is held.
+	ahead := splitAhead * nw
+	budget := s.opt.SpillBudget
+	if budget <= 0 {
+		budget = defaultSpillBudget
+	}
+	var largest int64
+	for g := int32(0); g < oldMax; g++ {
+		var n int64
+		for _, ref := range plan[g] {
+			x := srcs[ref.src]
+			off := x.handle.Offsets[ref.idx]
+			size := max(x.ends[off]-off, 0)
+			if x.header.Compressed {
+				size *= 4
+			}
+			n += size
+		}
+		largest = max(largest, n)
+	}
+	if largest > 0 {
+		ahead = int(min(max(budget/largest, 1), int64(ahead)))
+	}
+	tokens := make(chan struct{}, ahead)
+	free := make(chan *splitResult, ahead+1)
 	results := make([]chan *splitResult, oldMax)
 	for g := range results {
 		results[g] = make(chan *splitResult, 1)

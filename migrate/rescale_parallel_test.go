@@ -44,10 +44,11 @@ func TestRescaleDirectSameBytes(t *testing.T) {
 		{"types-rocksdb", 64, 0, 0},
 		{"types-hashmap", 256, 5, 0},
 		{"window-hashmap", 512, 3, 0},
-		{"grown", 256, 2, 0}, // split path: each subtask in one band
-		{"grown", 256, 4, 0}, // split path, two subtasks per band
-		{"grown", 512, 8, 0}, // split path, c = 4
-		{"grown", 512, 2, 0}, // c = 4, subtasks across bands: per-subtask tasks
+		{"grown", 256, 2, 0},   // split path: each subtask in one band
+		{"grown", 256, 2, 200}, // split path, one key group read ahead at a time
+		{"grown", 256, 4, 0},   // split path, two subtasks per band
+		{"grown", 512, 8, 0},   // split path, c = 4
+		{"grown", 512, 2, 0},   // c = 4, subtasks across bands: per-subtask tasks
 		{"grown", 256, 1, 0},
 		{"grown", 256, 3, 4 << 10},
 		{"grown", 32, 2, 0},
