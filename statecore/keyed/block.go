@@ -77,6 +77,19 @@ type blockCursor struct {
 	pos   int64 // bytes consumed in the (decompressed) block
 	limit int64 // most bytes a length may claim (file bytes left for plain blocks)
 	kg    int
+	// win is the read buffer's unread bytes when last looked at, of which used are consumed by
+	// peekEntry and not yet discarded from the buffer (see sync).
+	win  []byte
+	used int
+}
+
+// sync discards from the read buffer what peekEntry consumed, before anything else reads it.
+func (c *blockCursor) sync() {
+	if c.used > 0 {
+		c.b.br.Discard(c.used)
+		c.used = 0
+	}
+	c.win = nil
 }
 
 func (c *blockCursor) fail(field string, err error, format string, args ...any) error {
@@ -217,6 +230,7 @@ func (b *BlockReader) ReadBlockTo(src io.ReaderAt, size int64, off int64, end in
 				continue
 			}
 		} else {
+			c.sync()
 			if last, err := c.slowEntry(&e, off, kg); err != nil {
 				return err
 			} else if err := fn(&e); err != nil {
@@ -225,6 +239,7 @@ func (b *BlockReader) ReadBlockTo(src io.ReaderAt, size int64, off int64, end in
 				continue
 			}
 		}
+		c.sync()
 		next, err := c.u16("nextStateId")
 		if err != nil {
 			return err
@@ -248,53 +263,59 @@ func (b *BlockReader) ReadBlockTo(src io.ReaderAt, size int64, off int64, end in
 // the block is uncompressed, the entry fits the buffer and it passes every check slowEntry makes
 // (lengths in range, a key-group prefix that matches). Otherwise it consumes nothing and returns
 // false: slowEntry then reads the same bytes and reports what is wrong, at the same position.
-// The slices stay valid until the next read of the buffer.
+// Entries are cut from the buffered bytes (win) without a call into the buffer per entry; the
+// buffer is filled only when an entry runs past them. The slices stay valid until then.
 func (c *blockCursor) peekEntry() (key, val []byte, ok bool) {
 	b := c.b
 	if b.Compressed {
 		return nil, nil, false
 	}
 	br := b.br
-	// Usually the buffered bytes already hold the whole entry: one Peek that does not read.
-	p, _ := br.Peek(br.Buffered())
-	var err error
-	if len(p) < 4 {
-		if p, err = br.Peek(4); err != nil {
-			return nil, nil, false
+	for filled := false; ; filled = true {
+		p := c.win[c.used:]
+		need := int64(4)
+		if len(p) >= 4 {
+			kl := int64(int32(binary.BigEndian.Uint32(p)))
+			if kl < int64(max(b.PrefixLen, 1)) || kl > c.limit-c.pos-4 {
+				break
+			}
+			need = 8 + kl
+			if int64(len(p)) >= need {
+				vl := int64(int32(binary.BigEndian.Uint32(p[4+kl:])))
+				if vl < 0 || vl > c.limit-c.pos-8-kl {
+					break
+				}
+				need += vl
+				if int64(len(p)) >= need {
+					key = p[4 : 4+kl]
+					if b.PrefixLen > 0 {
+						got := int(key[0] &^ metaFollows)
+						if b.PrefixLen == 2 {
+							got = got<<8 | int(key[1])
+						}
+						if got != c.kg {
+							break
+						}
+					}
+					c.used += int(need)
+					c.pos += need
+					return key, p[8+kl : need], true
+				}
+			}
 		}
-	}
-	kl := int64(int32(binary.BigEndian.Uint32(p)))
-	if kl < int64(max(b.PrefixLen, 1)) || kl > c.limit-c.pos-4 || 8+kl > int64(br.Size()) {
-		return nil, nil, false
-	}
-	if int64(len(p)) < 8+kl {
-		if p, err = br.Peek(int(8 + kl)); err != nil {
-			return nil, nil, false
+		if filled || need > int64(br.Size()) {
+			break
 		}
-	}
-	vl := int64(int32(binary.BigEndian.Uint32(p[4+kl:])))
-	n := 8 + kl + vl
-	if vl < 0 || vl > c.limit-c.pos-8-kl || n > int64(br.Size()) {
-		return nil, nil, false
-	}
-	if int64(len(p)) < n {
-		if p, err = br.Peek(int(n)); err != nil {
-			return nil, nil, false
+		// The entry runs past the buffered bytes: fill the buffer (moving what is unread to its
+		// front) and look again.
+		c.sync()
+		if _, err := br.Peek(int(need)); err != nil {
+			break
 		}
+		c.win, _ = br.Peek(br.Buffered())
 	}
-	key = p[4 : 4+kl]
-	if b.PrefixLen > 0 {
-		got := int(key[0] &^ metaFollows)
-		if b.PrefixLen == 2 {
-			got = got<<8 | int(key[1])
-		}
-		if got != c.kg {
-			return nil, nil, false
-		}
-	}
-	br.Discard(int(n))
-	c.pos += n
-	return key, p[8+kl : n], true
+	c.sync()
+	return nil, nil, false
 }
 
 // slowEntry reads one entry through io.ReadFull into the reader's own buffers, checking each
