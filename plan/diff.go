@@ -491,6 +491,9 @@ func judge(d *NodeDiff) {
 			if why, ok := addedByNewerFlink(d, c); ok {
 				raise(Compatible, why)
 				continue
+			} else if why != "" {
+				raise(Incompatible, why)
+				continue
 			}
 			what := c.Path
 			switch {

@@ -17,10 +17,11 @@ import (
 // Flink 1.20 stopped the OLD plan with a savepoint, Flink 2.3 ran NEW from it with non-restored
 // state not allowed and produced the rows a job that had never stopped produces).
 //
-// Members not listed here stay what they were: a stateful node changed. changelog-normalize's
-// filterCondition (2.x pushes a WHERE into the operator) is one: Flink 2.3 then keeps only rows
-// that pass the filter in its state, a 1.20 savepoint holds every row, and the restored job
-// retracted a row its sink never received (testdata/flink-1.20/upgrades, changelog-normalize).
+// Any other member, or another value, stays what it was: a stateful node changed. For
+// changelog-normalize's filterCondition (2.x pushes a WHERE into the operator) the reason says
+// what Flink did: it keeps only rows that pass the filter in its state, a 1.20 savepoint holds
+// every row, and the restored job retracted a row its sink never received
+// (testdata/flink-1.20/upgrades, changelog-normalize).
 
 // addedField is one member an exec node gained in a newer Flink.
 type addedField struct {
@@ -31,6 +32,9 @@ type addedField struct {
 	// unread reports, for a node, why Flink 2.3 does not read the member there ("" when it
 	// may). Nil when the member is always read.
 	unread func(n *Node) string
+	// breaks, when set, is what Flink was seen to do with OLD's state under any other value:
+	// the change stays incompatible, with this as its reason.
+	breaks string
 }
 
 var addedFields = []addedField{
@@ -47,10 +51,20 @@ var addedFields = []addedField{
 		where:  "StreamExecOverAggregate reads a missing unboundedOverVersion as 1",
 		unread: overIgnoresUnboundedVersion,
 	},
+	{
+		// StreamExecChangelogNormalize(..., @Nullable RexNode filterCondition): null = no
+		// filter. 2.x pushes a WHERE on the upsert source into the operator, which then stores
+		// only rows that pass it (DeduplicateFunctionHelper.processLastRowOnChangelogWithFilter).
+		node: "stream-exec-changelog-normalize", member: "filterCondition", absent: "null",
+		where: "StreamExecChangelogNormalize reads a missing filterCondition as no filter",
+		breaks: "Flink 2.x moved a filter into the operator, whose state then holds only rows that pass it; " +
+			"OLD's state holds every row, and Flink 2.3 restoring it retracted a row the sink never received",
+	},
 }
 
 // addedByNewerFlink decides whether change c of a matched stateful node is a member a newer
-// Flink added that does not touch the node's state. It returns the reason when it is.
+// Flink added that does not touch the node's state (true, with the reason). When the member is
+// known to break the state it returns false with the reason; otherwise false and "".
 func addedByNewerFlink(d *NodeDiff, c FieldChange) (string, bool) {
 	if d.oldNode == nil || d.newNode == nil || c.Detail != "added" {
 		return "", false
@@ -72,6 +86,9 @@ func addedByNewerFlink(d *NodeDiff, c FieldChange) (string, bool) {
 			if why := f.unread(d.newNode); why != "" {
 				return fmt.Sprintf("field added by Flink %s that this operator does not read: %s = %s (%s)", nv, f.member, clip(c.New, 20), why), true
 			}
+		}
+		if f.breaks != "" {
+			return fmt.Sprintf("field added by Flink %s changes the state: %s (%s)", nv, f.member, f.breaks), false
 		}
 	}
 	return "", false

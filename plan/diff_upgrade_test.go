@@ -22,7 +22,7 @@ var upgradePairs = []struct {
 	verdict Verdict
 	reason  string
 }{
-	{"changelog-normalize", Incompatible, "stateful node changed: filterCondition: added"},
+	{"changelog-normalize", Incompatible, "field added by Flink 2.3 changes the state: filterCondition (Flink 2.x moved a filter into the operator"},
 	{"dedup-keep-first", Compatible, "field added by Flink 2.3 that this operator does not read: outputInsertOnly = true"},
 	{"dedup-keep-last", Compatible, "field added by Flink 2.3 with its default value: outputInsertOnly = false"},
 	{"dedup-then-aggregate", Compatible, "field added by Flink 2.3 with its default value: outputInsertOnly = false"},
