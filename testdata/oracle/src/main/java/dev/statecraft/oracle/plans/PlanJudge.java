@@ -56,7 +56,9 @@ import org.apache.flink.table.api.TableResult;
  * (non-restored state not allowed) and fed "after": its output must be "after"'s rows (exit 0),
  * else exit 1; exit 3 when Flink refuses to run the plan from the savepoint (its message on
  * stderr). Without SAVEPOINT_DIR the job runs "before" then "after" uninterrupted and must output
- * both phases' rows: the continued job a restored one is compared with.
+ * both phases' rows: the continued job a restored one is compared with. SAVEPOINT_DIR
+ * {@code none} feeds "after" to a job that starts empty, which must fail the spec (exit 1): the
+ * spec's rows then depend on restored state.
  *
  * <p>State TTL in Flink SQL is processing time measured from the last write of a key, so a spec
  * proves expiry with a sleep well beyond the short TTL and proves retention with a sleep beyond
@@ -73,7 +75,10 @@ public final class PlanJudge {
             return 2;
         }
         File planFile = new File(args[0]).getAbsoluteFile();
-        File savepoint = args.length == 3 ? new File(args[2]).getAbsoluteFile() : null;
+        // SAVEPOINT_DIR "none": feed "after" to a job that starts empty. Its output must differ
+        // from "after"'s rows (exit 1), or the spec would pass without any restored state.
+        boolean fresh = args.length == 3 && args[2].equals("none");
+        File savepoint = args.length == 3 && !fresh ? new File(args[2]).getAbsoluteFile() : null;
         JsonNode plan = new ObjectMapper().readTree(planFile);
         String planVersion = plan.path("flinkVersion").asText("");
         JsonNode spec;
@@ -88,14 +93,14 @@ public final class PlanJudge {
             if (spec.has("before") || spec.has("after")) {
                 // Upgrade spec: restoring runs only "after"; without a savepoint the job runs both
                 // phases uninterrupted, the reference a restored job must equal.
-                if (savepoint == null) {
+                if (savepoint == null && !fresh) {
                     parseSteps(spec.path("before").path("steps"), steps);
                     addExpect(expectFor(spec.path("before"), planVersion), expect);
                 }
                 parseSteps(spec.path("after").path("steps"), steps);
                 addExpect(expectFor(spec.path("after"), planVersion), expect);
             } else {
-                if (savepoint != null) {
+                if (savepoint != null || fresh) {
                     throw new IllegalArgumentException("restoring from a savepoint needs a spec with \"before\" and \"after\"");
                 }
                 parseSteps(spec.path("steps"), steps);
