@@ -352,21 +352,28 @@ func TestOracleFieldEvolution(t *testing.T) {
 		return &Retype{Operator: op, State: "account", Class: v2, DropFields: []string{"version"},
 			AddFields: []AddField{{Name: "tier", Type: "String", Default: "gold"}}}
 	}
-	t.Run("evolve-hashmap", func(t *testing.T) {
-		op := mustSel(t, "uid:evolve")
-		dst, _ := run(t, fixture(t, "evolve-hashmap"), Options{},
-			&Retype{Operator: op, State: "profile", AddFields: []AddField{{Name: "f2", Type: "Long", Default: "7"}}},
-			&Retype{Operator: op, State: "events", DropFields: []string{"f1"}},
-			&Retype{Operator: op, State: "scores", AddFields: []AddField{{Name: "f0", Type: "String", Default: "new"}}},
-			&Retype{Operator: op, State: "ttlProfile", DropFields: []string{"f0"}},
-			toV2(op))
+	// The example script testdata/migrations/evolve-hashmap.yaml: the field changes, then a UID
+	// change and a rescale to 256 key groups (parallelism 2 kept: the rescale's split path).
+	t.Run("evolve-hashmap script", func(t *testing.T) {
+		f, err := os.Open(filepath.Join("..", "testdata", "migrations", "evolve-hashmap.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := ParseScript(f, "evolve-hashmap.yaml")
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, _ := run(t, fixture(t, "evolve-hashmap"), Options{}, steps...)
 		e := loadExpect(t, "evolve-hashmap")
-		h := op.ID.String()
+		h := uid.Hash("evolve")
 		e.evolveValues(h, "profile", "Row<String,Integer,Long>", func(v any) any { return append(v.([]any), json.Number("7")) })
 		e.evolveValues(h, "events", "Row<Integer>", func(v any) any { return v.([]any)[:1] })
 		e.evolveValues(h, "scores", "Row<String,Long,Double>", func(v any) any { return append([]any{"new"}, v.([]any)...) })
 		e.evolveValues(h, "ttlProfile", "Row<Integer>", func(v any) any { return v.([]any)[1:] })
 		e.evolveValues(h, "account", "AccountV2", accountV2)
+		e.rename(h, "evolve-v2")
+		e.rescale(uid.Hash("evolve-v2"), 256, 2, true)
 		judge(t, dst, e)
 	})
 	t.Run("types-rocksdb", func(t *testing.T) {
