@@ -30,8 +30,13 @@ import dev.statecraft.oracle.common.Json;
 final class Bootstrap {
     private Bootstrap() {}
 
-    @SuppressWarnings({"unchecked", "rawtypes"})
     static StateBootstrapTransformation<Object> keyed(StreamExecutionEnvironment env, JsonNode opExpectation, int maxParallelism) {
+        return keyed(env, opExpectation, maxParallelism, new Writer(Json.compact(opExpectation)));
+    }
+
+    /** As above, with a writer that may declare some states its own way (see Writer.register). */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static StateBootstrapTransformation<Object> keyed(StreamExecutionEnvironment env, JsonNode opExpectation, int maxParallelism, Writer writer) {
         ObjectNodeHolder h = new ObjectNodeHolder(opExpectation);
         Specs.Operator op = h.spec();
         if (op.window()) throw new IllegalArgumentException(op.label() + ": bootstrapping window state is not supported");
@@ -51,7 +56,7 @@ final class Bootstrap {
                 .rebalance().map(new Pass<>()).returns(kt).setParallelism(Math.max(1, op.parallelism));
         return OperatorTransformation.bootstrapWith(in).setMaxParallelism(maxParallelism)
                 .keyBy(new Self<>(), kt)
-                .transform(new Writer(Json.compact(opExpectation)));
+                .transform(writer);
     }
 
     /** Parses a single-operator expectation fragment into its spec. */
@@ -87,7 +92,7 @@ final class Bootstrap {
         }
     }
 
-    static final class Writer extends KeyedStateBootstrapFunction<Object, Object> {
+    static class Writer extends KeyedStateBootstrapFunction<Object, Object> {
         private final String opJson;
         private transient Specs.Operator op;
         private transient List<State> states;
@@ -105,7 +110,7 @@ final class Bootstrap {
             states = new ArrayList<>();
             entriesByKey = new LinkedHashMap<>();
             timersByKey = new LinkedHashMap<>();
-            for (Specs.KeyedState s : op.keyed) states.add(StateDump.register(getRuntimeContext(), s));
+            for (Specs.KeyedState s : op.keyed) states.add(register(s));
             for (JsonNode s : o.get("keyedStates")) {
                 for (JsonNode e : s.get("entries")) {
                     org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode x = e.deepCopy();
@@ -114,6 +119,11 @@ final class Bootstrap {
                 }
             }
             for (JsonNode t : o.get("timers")) timersByKey.computeIfAbsent(Json.compact(t.get("key")), k -> new ArrayList<>()).add(t);
+        }
+
+        /** Declares one state to write; a self-test overrides it to write with another serializer. */
+        State register(Specs.KeyedState s) {
+            return StateDump.register(getRuntimeContext(), s);
         }
 
         @Override
