@@ -39,7 +39,7 @@ var upgradePairs = []struct {
 }
 
 // upgradeEvidence reads EVIDENCE.tsv: name -> outcome of NEW restored from OLD's savepoint
-// (refused, restored-correct, restored-wrong).
+// (refused, restored-correct, restored-wrong). Every spec must fail a job that starts empty.
 func upgradeEvidence(t *testing.T) map[string]string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(upgradeDir, "EVIDENCE.tsv"))
@@ -57,8 +57,13 @@ func upgradeEvidence(t *testing.T) map[string]string {
 		if cols[0] == "name" {
 			continue // the header
 		}
-		if len(cols) < 4 {
-			t.Fatalf("EVIDENCE.tsv line %d: %d columns, want name, new, control, message", line, len(cols))
+		if len(cols) < 5 {
+			t.Fatalf("EVIDENCE.tsv line %d: %d columns, want name, new, control, fresh, message", line, len(cols))
+		}
+		// A job that starts empty must not pass the spec, or "restored-correct" would say
+		// nothing about the restored state.
+		if cols[3] != "differs" {
+			t.Fatalf("EVIDENCE.tsv line %d: %s: a job starting empty gives the spec's rows (fresh %q)", line, cols[0], cols[3])
 		}
 		for _, o := range cols[1:3] {
 			if o != "refused" && o != "restored-correct" && o != "restored-wrong" {
