@@ -51,6 +51,10 @@ fuzz-brief:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_BRIEF)
 
 # Regenerate every fixture with real Flink (needs Java 17 and Maven; downloads Flink once).
+UPGRADE_PROGRAMS := changelog-normalize dedup-keep-first dedup-keep-last dedup-then-aggregate group-aggregate \
+	group-aggregate-ttl-config interval-join join-inner join-left join-state-ttl-hint over-aggregate statement-set \
+	top-n window-aggregate
+
 fixtures:
 	$(ORACLE) plans testdata/plans
 	$(ORACLE) durations testdata/durations/inputs.txt > testdata/durations/flink-$(FLINK_VERSION).tsv
@@ -63,6 +67,12 @@ fixtures:
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans changelog-normalize dedup-keep-first dedup-keep-last dedup-then-aggregate group-aggregate group-aggregate-ttl-config interval-join join-inner join-left join-state-ttl-hint over-aggregate statement-set top-n window-aggregate
 	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state
+	# 1.20 -> 2.3 upgrade evidence (testdata/flink-1.20/README.md): runnable twins of the catalogue
+	# programs compiled by both versions, and each old plan stopped with a savepoint by Flink 1.20
+	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/upgrades/old $(addprefix runnable-,$(UPGRADE_PROGRAMS))
+	$(ORACLE) plans testdata/flink-1.20/upgrades/new $(addprefix runnable-,$(UPGRADE_PROGRAMS))
+	for p in $(UPGRADE_PROGRAMS); do FLINK_VERSION=1.20.0 $(ORACLE) sql-savepoint testdata/flink-1.20/savepoints upgrade-$$p \
+		testdata/flink-1.20/upgrades/old/runnable-$$p.json testdata/flink-1.20/upgrades/specs/$$p.json || exit 1; done
 
 bench:
 	bench/run.sh
