@@ -28,12 +28,13 @@ test:
 
 # Tests named *Oracle* run only with STATECRAFT_ORACLE=1: they call the Java oracle (Flink
 # $(FLINK_VERSION) in a local MiniCluster) to load the plans and restore the savepoints statecraft
-# wrote. The self-test proves the savepoint judge rejects a changed value, a dropped operator and a
-# wrong max parallelism.
+# wrote. The self-tests prove the savepoint judge rejects a changed value, a dropped operator, a
+# wrong max parallelism, and a Row/POJO field change that only the expectation declares.
 oracle-check:
 	STATECRAFT_ORACLE=1 $(GO) test -count=1 -timeout 60m -run 'Oracle' ./...
 	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
-	$(ORACLE) judge-selftest "$$tmp" testdata/savepoints/types-hashmap testdata/savepoints/types-hashmap.expect.json
+	$(ORACLE) judge-selftest "$$tmp" testdata/savepoints/types-hashmap testdata/savepoints/types-hashmap.expect.json && \
+	$(ORACLE) judge-evolve-selftest "$$tmp/evolve"
 
 # Fuzz targets (package:Target), see FUZZING.md. `make fuzz` runs each for FUZZTIME (one worker
 # each, one after the other: the machine is shared); `make check` runs each for FUZZTIME_BRIEF so
