@@ -834,8 +834,12 @@ func (p *progress) addBytes(n, records int64) {
 	}
 	p.last = now
 	el := now.Sub(p.start).Seconds()
-	fmt.Fprintf(p.w, "\r%s: %d records written, %.1f MiB read, %.1f MiB/s   ", p.what, p.records,
-		float64(p.done2[1])/(1<<20), float64(p.done2[1])/(1<<20)/max(el, 1e-3))
+	rate := float64(p.done2[1]) / max(el, 1e-3)
+	// A source block may be read by more than one output task, so the bytes read can pass the
+	// total: time left then shows 0 until the writers finish.
+	left := float64(p.total-p.done2[1]) / max(rate, 1)
+	fmt.Fprintf(p.w, "\r%s: %d records written, %.1f MiB read, %.1f MiB/s, ~%.0fs left   ", p.what, p.records,
+		float64(p.done2[1])/(1<<20), rate/(1<<20), max(left, 0))
 }
 
 func (p *progress) done() {
