@@ -467,3 +467,38 @@ func TestOracleRescaleSQL(t *testing.T) {
 		})
 	}
 }
+
+// TestOracleEveryFixture covers the savepoint fixtures no other TestOracle case migrates, so that
+// every fixture is restored by Flink after statecraft changed it: one operator with keyed state
+// gets a new UID and every keyed operator a new max parallelism of 300 (the spill path; 128 and
+// 300 do not divide each other), all in one run.
+func TestOracleEveryFixture(t *testing.T) {
+	oracleOnly(t)
+	for _, name := range []string{"keyed-hashmap-compressed", "keyed-inline", "keyed-par3", "keyed-rocksdb",
+		"operator-state-compressed", "types-hashmap", "evolve-rocksdb"} {
+		t.Run(name, func(t *testing.T) {
+			e := loadExpect(t, name)
+			var from string
+			for _, o := range e.list("operators") {
+				o := o.(map[string]any)
+				if u, ok := o["uid"].(string); ok && len(o["keyedStates"].([]any)) > 0 {
+					from = u
+					break
+				}
+			}
+			if from == "" {
+				t.Fatalf("%s: no operator with a UID and keyed state", name)
+			}
+			to := from + "-v2"
+			dst, rep := run(t, fixture(t, name), Options{},
+				&RenameUIDs{Renames: []Rename{{mustSel(t, "uid:"+from), to}}}, &Rescale{MaxParallelism: 300})
+			e.rename(uid.Hash(from), to)
+			for _, o := range rep.Steps[len(rep.Steps)-1].Operators {
+				if o.EntriesPerSubtask != nil {
+					e.rescale(o.UIDHashAfter, int(o.MaxParAfter), int(o.ParallelismAfter), true)
+				}
+			}
+			judge(t, dst, e)
+		})
+	}
+}
