@@ -863,17 +863,24 @@ func TestConvertValue(t *testing.T) {
 	}
 }
 
+// loadScript parses an example script of testdata/migrations.
+func loadScript(t *testing.T, name string) []Step {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", "migrations", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	steps, err := ParseScript(f, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return steps
+}
+
 func TestScript(t *testing.T) {
 	src := fixture(t, "keyed-hashmap")
-	f, err := os.Open(filepath.Join("..", "testdata", "migrations", "keyed-hashmap.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps, err := ParseScript(f, "keyed-hashmap.yaml")
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	steps := loadScript(t, "keyed-hashmap.yaml")
 	if len(steps) != 4 {
 		t.Fatalf("%d steps", len(steps))
 	}
@@ -1191,5 +1198,25 @@ func TestRetypeTupleField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.step.Describe(), err, c.want)
 		}
+	}
+}
+
+// TestExampleScripts: every example script in testdata/migrations runs on the fixture it is
+// named after, verified (Flink's judgement of the results is TestOracleScript and
+// TestOracleFieldEvolution).
+func TestExampleScripts(t *testing.T) {
+	names, err := filepath.Glob(filepath.Join("..", "testdata", "migrations", "*.yaml"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no example scripts: %v", err)
+	}
+	for _, p := range names {
+		name := filepath.Base(p)
+		t.Run(name, func(t *testing.T) {
+			steps := loadScript(t, name)
+			_, rep := run(t, fixture(t, strings.TrimSuffix(name, ".yaml")), Options{}, steps...)
+			if len(rep.Steps) != len(steps) {
+				t.Fatalf("%d steps reported, want %d", len(rep.Steps), len(steps))
+			}
+		})
 	}
 }

@@ -225,16 +225,7 @@ func (e expectation) dropState(hash, name string) {
 // job declaring the new UID, parallelism and types.
 func TestOracleScript(t *testing.T) {
 	oracleOnly(t)
-	f, err := os.Open(filepath.Join("..", "testdata", "migrations", "keyed-hashmap.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps, err := ParseScript(f, "keyed-hashmap.yaml")
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst, _ := run(t, fixture(t, "keyed-hashmap"), Options{}, steps...)
+	dst, _ := run(t, fixture(t, "keyed-hashmap"), Options{}, loadScript(t, "keyed-hashmap.yaml")...)
 	e := loadExpect(t, "keyed-hashmap")
 	e.rename(uid.Hash("int-keyed"), "counter-v2")
 	e.rescale(uid.Hash("counter-v2"), 256, 3, true)
@@ -355,16 +346,7 @@ func TestOracleFieldEvolution(t *testing.T) {
 	// The example script testdata/migrations/evolve-hashmap.yaml: the field changes, then a UID
 	// change and a rescale to 256 key groups (parallelism 2 kept: the rescale's split path).
 	t.Run("evolve-hashmap script", func(t *testing.T) {
-		f, err := os.Open(filepath.Join("..", "testdata", "migrations", "evolve-hashmap.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		steps, err := ParseScript(f, "evolve-hashmap.yaml")
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst, _ := run(t, fixture(t, "evolve-hashmap"), Options{}, steps...)
+		dst, _ := run(t, fixture(t, "evolve-hashmap"), Options{}, loadScript(t, "evolve-hashmap.yaml")...)
 		e := loadExpect(t, "evolve-hashmap")
 		h := uid.Hash("evolve")
 		e.evolveValues(h, "profile", "Row<String,Integer,Long>", func(v any) any { return append(v.([]any), json.Number("7")) })

@@ -488,13 +488,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 			}
 			c.remove()
 		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := finishFile(bw, f); err != nil {
 			return err
 		}
 		outs[i].size, outs[i].offsets = w.Offset(), offsets
@@ -847,4 +841,17 @@ func (p *progress) done() {
 		return
 	}
 	fmt.Fprintf(p.w, "\r%s: %d records in %.1fs%30s\n", p.what, p.records, time.Since(p.start).Seconds(), "")
+}
+
+// finishFile makes a state file durable before its handle can reach _metadata: the buffered
+// bytes are flushed and fsynced, and the file is closed whatever happens.
+func finishFile(bw *bufio.Writer, f *os.File) error {
+	err := bw.Flush()
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -208,13 +208,7 @@ func writePerSubtask(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.
 			t.offsets[kg-rg.Start] = off
 			t.entries += len(entries)
 		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := finishFile(bw, f); err != nil {
 			return err
 		}
 		t.size = w.Offset()
@@ -452,13 +446,7 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 				written += int64(len(entries))
 			}
 			if k == rg.End { // the subtask's last key group
-				err := of.bw.Flush()
-				if err == nil {
-					err = of.f.Sync()
-				}
-				if cerr := of.f.Close(); err == nil {
-					err = cerr
-				}
+				err := finishFile(of.bw, of.f)
 				open[i] = nil
 				if err != nil {
 					fail(err)
