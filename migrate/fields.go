@@ -393,16 +393,9 @@ func (r *Retype) applyFields(s *session) (*StepReport, error) {
 			return nil, nil, err
 		}
 		kind := m.StateKind()
-		elem := m.Serializer(keyed.SerValue)
-		switch kind {
-		case "value":
-		case "list", "map":
-			if elem == nil || len(elem.Nested) < 1 {
-				return nil, nil, fmt.Errorf("%s: %s state %q: serializer has no element serializer", name, kind, r.State)
-			}
-			elem = elem.Nested[len(elem.Nested)-1]
-		default:
-			return nil, nil, fmt.Errorf("%s: state %q is a %s state; fields change in value, list and map states", name, r.State, kind)
+		_, elem, err := valueSlot(m, name, r.State, "fields change in")
+		if err != nil {
+			return nil, nil, err
 		}
 		t := serializer.UnwrapTTL(elem)
 		if t == nil {

@@ -283,19 +283,9 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 			return nil, nil, err
 		}
 		kind := m.StateKind()
-		vs := m.Serializer(keyed.SerValue)
-		// elem is the snapshot slot holding the values: the value serializer itself, a list's
-		// element or a map's value serializer (TTL-wrapped or not).
-		elem := vs
-		switch kind {
-		case "value":
-		case "list", "map":
-			if vs == nil || len(vs.Nested) < 1 {
-				return nil, nil, fmt.Errorf("%s: %s state %q: serializer has no element serializer", name, kind, r.State)
-			}
-			elem = vs.Nested[len(vs.Nested)-1]
-		default:
-			return nil, nil, fmt.Errorf("%s: state %q is a %s state; retype supports value, list and map states", name, r.State, kind)
+		vs, elem, err := valueSlot(m, name, r.State, "retype supports")
+		if err != nil {
+			return nil, nil, err
 		}
 		if r.KeyTo != "" && (kind != "map" || len(vs.Nested) != 2) {
 			return nil, nil, fmt.Errorf("state %q is a %s state; only map states have a map key type", r.State, kind)
@@ -412,6 +402,27 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 	ch := change(op, before, after)
 	ch.Note = strings.Join(notes, ", ")
 	return &StepReport{Step: r.Describe(), Operators: []OperatorChange{ch}}, nil
+}
+
+// valueSlot finds, in a value, list or map state's meta information, the value serializer (vs)
+// and the snapshot slot holding the stored values (elem): the value serializer itself, a list's
+// element or a map's value serializer, TTL-wrapped or not. Other kinds of state are refused:
+// "<name>: state "s" is a reducing state; <what> value, list and map states".
+func valueSlot(m *keyed.StateMeta, name, state, what string) (vs, elem *serializer.Snapshot, err error) {
+	kind := m.StateKind()
+	vs = m.Serializer(keyed.SerValue)
+	elem = vs
+	switch kind {
+	case "value":
+	case "list", "map":
+		if vs == nil || len(vs.Nested) < 1 {
+			return nil, nil, fmt.Errorf("%s: %s state %q: serializer has no element serializer", name, kind, state)
+		}
+		elem = vs.Nested[len(vs.Nested)-1]
+	default:
+		return nil, nil, fmt.Errorf("%s: state %q is a %s state; %s value, list and map states", name, state, kind, what)
+	}
+	return vs, elem, nil
 }
 
 // convertKey re-encodes the map user key at the end of a map entry's key:
