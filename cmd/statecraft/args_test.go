@@ -93,3 +93,17 @@ func TestRunUnknownCommandExitsOne(t *testing.T) {
 		t.Fatalf("stderr %q does not name the unknown command", errb.String())
 	}
 }
+
+// TestVersion: --version (and -v) print the build, exit 0, and are not taken by subcommands,
+// whose -v would be ambiguous.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-v"}} {
+		code, out, errOut := runCLI(args...)
+		if code != 0 || !strings.HasPrefix(out, "statecraft version ") || !strings.Contains(out, "go1.") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runCLI("migrate", "uid", "--version"); code != 1 || !strings.Contains(errOut, `unknown flag "--version"`) {
+		t.Errorf("migrate uid --version: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/urfave/cli/v2"
@@ -49,8 +50,9 @@ func withCode(code int, err error) error { return &exitError{code: code, err: er
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:  "statecraft",
-		Usage: "edit Flink plan TTLs, diff plans, inspect and migrate savepoints: no JVM needed",
+		Name:    "statecraft",
+		Usage:   "edit Flink plan TTLs, diff plans, inspect and migrate savepoints: no JVM needed",
+		Version: buildVersion(),
 		Description: "Flags may be given before or after positional arguments.\n" +
 			"Exit codes: 0 ok, 1 usage/I/O/format error, 2 findings (errors, --fail-on, failed restore), 3 warnings with --strict.",
 		Writer:                 stdout,
@@ -113,4 +115,35 @@ func profiled(f func() int) int {
 	}
 	defer pprof.StopCPUProfile()
 	return f()
+}
+
+// buildVersion says which build this is, for bug reports: the module version (a tag when
+// installed with go install ...@vX), the commit it was built from and whether the tree had
+// local changes, and the Go version.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " (commit " + rev
+		if modified == "true" {
+			v += ", modified"
+		}
+		v += ")"
+	}
+	return v + ", " + bi.GoVersion
 }
