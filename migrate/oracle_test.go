@@ -75,9 +75,8 @@ func (e expectation) rescale(hash string, maxPar, par int, all bool) {
 	}
 }
 
-// judge has Flink 2.3.0 read the savepoint at dir with the State Processor API and restore a job
-// from it (unclaimed state not allowed), comparing both with the expectation e.
-func judge(t *testing.T, dir string, e expectation) {
+// judgeSavepoint runs the oracle's judge-savepoint on dir with the expectation e.
+func judgeSavepoint(t *testing.T, dir string, e expectation) ([]byte, error) {
 	t.Helper()
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
@@ -87,8 +86,14 @@ func judge(t *testing.T, dir string, e expectation) {
 	if err := os.WriteFile(exp, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join("..", "testdata", "oracle", "run.sh"), "judge-savepoint", dir, exp)
-	out, err := cmd.CombinedOutput()
+	return exec.Command(filepath.Join("..", "testdata", "oracle", "run.sh"), "judge-savepoint", dir, exp).CombinedOutput()
+}
+
+// judge has Flink 2.3.0 read the savepoint at dir with the State Processor API and restore a job
+// from it (unclaimed state not allowed), comparing both with the expectation e.
+func judge(t *testing.T, dir string, e expectation) {
+	t.Helper()
+	out, err := judgeSavepoint(t, dir, e)
 	last := out
 	if len(last) > 4000 {
 		last = last[len(last)-4000:]
@@ -401,15 +406,7 @@ func TestOracleFieldEvolution(t *testing.T) {
 // judgeRejects is judge for a savepoint Flink must refuse.
 func judgeRejects(t *testing.T, dir string, e expectation) {
 	t.Helper()
-	b, err := json.MarshalIndent(e, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp := filepath.Join(t.TempDir(), "expect.json")
-	if err := os.WriteFile(exp, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(filepath.Join("..", "testdata", "oracle", "run.sh"), "judge-savepoint", dir, exp).CombinedOutput()
+	out, err := judgeSavepoint(t, dir, e)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("want the judge to reject %s (exit 1), got %v\n%s", dir, err, lastLine(out))
