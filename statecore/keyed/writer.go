@@ -92,6 +92,19 @@ type Writer struct {
 	compressed bool
 	stateIDs   []int
 	buf        []byte // the block being assembled
+
+	// A streamed key group (stream.go): open, its key group, entries added, its offset, where
+	// its bytes go, the state ids begun so far, and the entry held back.
+	streaming  bool
+	skg, sn    int
+	soff       int64
+	sout       io.Writer
+	framer     *SnappyFramer
+	seen       []int
+	pending    bool
+	psid       int
+	pkey, pval []byte
+	scratch    []byte
 }
 
 type countingWriter struct {
@@ -128,6 +141,9 @@ func (w *Writer) Offset() int64 { return w.w.n }
 // the last entry of each state's run. The block is assembled in one reused buffer and written
 // (or Snappy-framed: the framer cuts the same 64 KiB chunks however it is fed) in one call.
 func (w *Writer) WriteKeyGroup(entries []Entry) (int64, error) {
+	if w.streaming {
+		return 0, fmt.Errorf("keyed writer: WriteKeyGroup while streamed key group %d is open", w.skg)
+	}
 	if len(entries) == 0 {
 		return 0, fmt.Errorf("keyed writer: empty key group (Flink cannot read an empty block; leave its offset 0)")
 	}
