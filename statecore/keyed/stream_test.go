@@ -159,3 +159,74 @@ func TestStreamRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamLargeBlock streams a key group far larger than one Snappy chunk (64 KiB), whose
+// values do and do not compress, and checks the bytes against WriteKeyGroup's: the framer must
+// cut the same chunks whether it gets the block in one write or entry by entry.
+func TestStreamLargeBlock(t *testing.T) {
+	fixtures := keyedFixtures(t, nil)
+	if len(fixtures) == 0 {
+		t.Fatal("no keyed-state fixtures found under testdata/savepoints")
+	}
+	h, err := ReadHeader(bytes.NewReader(fixtures[0].data), fixtures[0].name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []Entry
+	seed := uint32(1)
+	for sid := range 3 {
+		for i := range 5000 {
+			v := make([]byte, 40+i%50)
+			for j := range v {
+				if sid == 1 { // pseudo-random: stored chunks (type 01)
+					seed = seed*1664525 + 1013904223
+					v[j] = byte(seed >> 24)
+				} else {
+					v[j] = byte(i)
+				}
+			}
+			entries = append(entries, Entry{KeyGroup: 7, StateID: sid % len(h.States), Key: []byte{7, byte(i >> 8), byte(i)}, Value: v})
+		}
+	}
+	if len(h.States) < 3 {
+		entries = entries[:5000*len(h.States)]
+	}
+	for _, compressed := range []bool{false, true} {
+		hh := *h
+		hh.Raw = bytes.Clone(h.Raw)
+		hh.Raw[4] = 0
+		if compressed {
+			hh.Raw[4] = 1
+		}
+		hh.Compressed = compressed
+		var want, got bytes.Buffer
+		ww, err := NewWriter(&want, &hh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gw, err := NewWriter(&got, &hh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ww.WriteKeyGroup(entries); err != nil {
+			t.Fatal(err)
+		}
+		if err := gw.BeginKeyGroup(7); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if err := gw.Add(e.StateID, e.Key, e.Value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, n, err := gw.EndKeyGroup(); err != nil || n != len(entries) {
+			t.Fatalf("EndKeyGroup: %d entries, %v", n, err)
+		}
+		if want.Len() < 256<<10 {
+			t.Fatalf("block of %d bytes: want several Snappy chunks", want.Len())
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("compressed=%v: streamed block differs from WriteKeyGroup's (%d vs %d bytes)", compressed, got.Len(), want.Len())
+		}
+	}
+}
