@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -24,7 +26,8 @@ const spillDir = ".spill"
 
 // defaultSpillBudget bounds what one spill chunk costs in memory when loaded. With Go's
 // garbage collector letting the heap grow to about twice what is live, 48 MiB keeps a rescale
-// of any size under 256 MiB of RSS (bench/migrate.sh measures it).
+// of any size under 256 MiB of RSS (bench/migrate.sh measures it). A key group larger than a
+// chunk's share of the budget is never loaded: it is streamed from its spill (spillChunk.stream).
 const defaultSpillBudget = 48 << 20
 
 // entryOverhead is what one loaded entry costs besides its bytes (a keyed.Entry).
@@ -358,13 +361,18 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		var c *spillChunk
 		var size int64
 		for kg := rg.Start; kg <= rg.End; kg++ {
-			if c == nil || (size > 0 && size+kgBytes[kg] > chunkBudget) {
+			if c == nil || (size > 0 && (size+kgBytes[kg] > chunkBudget || streamAllChunks)) {
 				c = &spillChunk{sub: i, parts: make([]spillPart, len(srcs))}
 				chunks = append(chunks, c)
 				size = 0
 			}
 			size += kgBytes[kg]
 			chunkOf[kg] = int32(len(chunks) - 1)
+			if size > chunkBudget || (streamAllChunks && size > 0) {
+				// Only one key group with entries gets past the budget: the next one starts a
+				// chunk of its own. Loading it would cost more than the budget: it is streamed.
+				c.big, c.kg = true, kg
+			}
 		}
 	}
 	defer func() {
@@ -465,6 +473,18 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		}
 		offsets := make([]int64, rg.Len())
 		for _, c := range chunks[firstChunk[i]:firstChunk[i+1]] {
+			if c.big {
+				off, n, err := c.stream(w, path)
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					offsets[c.kg-rg.Start] = off
+					perSub[i] += n
+				}
+				c.remove()
+				continue
+			}
 			data, count, err := c.load()
 			if err != nil {
 				return err
@@ -517,6 +537,10 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 type spillChunk struct {
 	sub   int
 	parts []spillPart
+	// big says the chunk is one key group, kg, larger than a chunk's budget: it is streamed
+	// from its parts (stream) instead of loaded.
+	big bool
+	kg  int32
 }
 
 // spillPart is what one source spilled into one chunk: a file, or a buffer when the whole
@@ -591,6 +615,127 @@ func (c *spillChunk) load() ([]byte, int, error) {
 		at += p.size
 	}
 	return data, count, nil
+}
+
+// stream writes the chunk's one key group c.kg to w as a streamed block, with the bytes
+// WriteKeyGroup would write for the loaded chunk: states in order of first appearance, each
+// state's entries in spill order. Its sources may each hold a run of the same state, so the parts
+// are read once to find the states, then once per state (a hot key's key group usually holds
+// one or two), holding one record at a time. path names the output in errors.
+func (c *spillChunk) stream(w *keyed.Writer, path string) (int64, int, error) {
+	streamedChunks.Add(1)
+	var order []int
+	err := c.walk(func(kg, sid int, _, _ []byte) error {
+		if kg != int(c.kg) {
+			return fmt.Errorf("spill chunk: a record of key group %d in the chunk of key group %d", kg, c.kg)
+		}
+		if !slices.Contains(order, sid) {
+			order = append(order, sid)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := w.BeginKeyGroup(int(c.kg)); err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, want := range order {
+		err := c.walk(func(_, sid int, key, value []byte) error {
+			if sid != want {
+				return nil
+			}
+			if err := w.Add(sid, key, value); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	off, n, err := w.EndKeyGroup()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return off, n, nil
+}
+
+// streamAllChunks gives every key group with entries a chunk of its own, streamed, for tests
+// (STATECRAFT_STREAM_ALL, so that Flink restores streamed outputs of the small fixtures).
+var streamAllChunks = false
+
+// streamedChunks counts the chunks streamed, so that a test can tell the path was taken.
+var streamedChunks atomic.Int64
+
+// walk calls fn with each record of the chunk (layout above, pass 2), its parts in source
+// order, reading one record at a time; key and value are valid only during the call. Like
+// walkSpill, it checks that the records tile each part.
+func (c *spillChunk) walk(fn func(kg, sid int, key, value []byte) error) error {
+	var key, value []byte
+	var hdr [8]byte
+	for _, p := range c.parts {
+		err := func() error {
+			var r io.Reader
+			switch {
+			case p.buf != nil:
+				if int64(p.buf.Len()) != p.size {
+					return fmt.Errorf("spill chunk: %d bytes buffered, %d spilled", p.buf.Len(), p.size)
+				}
+				r = bytes.NewReader(p.buf.Bytes())
+			case p.file != "":
+				f, err := os.Open(p.file)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				r = bufio.NewReaderSize(f, 256<<10)
+			default:
+				return nil
+			}
+			for at := int64(0); at < p.size; {
+				if p.size-at < 8 {
+					return fmt.Errorf("spill chunk %s: truncated record at byte %d", p.file, at)
+				}
+				if _, err := io.ReadFull(r, hdr[:]); err != nil {
+					return fmt.Errorf("spill chunk %s: record at byte %d: %w", p.file, at, err)
+				}
+				kg := int(binary.BigEndian.Uint16(hdr[0:]))
+				sid := int(binary.BigEndian.Uint16(hdr[2:]))
+				kl := int64(binary.BigEndian.Uint32(hdr[4:]))
+				at += 8
+				if kl > p.size-at-4 {
+					return fmt.Errorf("spill chunk %s: key of %d bytes at byte %d overruns the chunk", p.file, kl, at)
+				}
+				key = slices.Grow(key[:0], int(kl))[:kl]
+				if _, err := io.ReadFull(r, key); err != nil {
+					return fmt.Errorf("spill chunk %s: key at byte %d: %w", p.file, at, err)
+				}
+				at += kl
+				if _, err := io.ReadFull(r, hdr[:4]); err != nil {
+					return fmt.Errorf("spill chunk %s: value length at byte %d: %w", p.file, at, err)
+				}
+				vl := int64(binary.BigEndian.Uint32(hdr[:4]))
+				at += 4
+				if vl > p.size-at {
+					return fmt.Errorf("spill chunk %s: value of %d bytes at byte %d overruns the chunk", p.file, vl, at)
+				}
+				value = slices.Grow(value[:0], int(vl))[:vl]
+				if _, err := io.ReadFull(r, value); err != nil {
+					return fmt.Errorf("spill chunk %s: value at byte %d: %w", p.file, at, err)
+				}
+				at += vl
+				if err := fn(kg, sid, key, value); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // remove drops the chunk's parts once written (or when the rescale stops).

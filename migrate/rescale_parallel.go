@@ -31,7 +31,8 @@ import (
 // Each output subtask is then one task, run on the worker pool (parallel): it reads, for each of
 // its key groups in order, the source blocks of that key group, keeps the entries whose key
 // hashes to it, re-prefixes them and writes the block. Memory is one key group's entries per
-// worker. A source block is read once per new key group it feeds (c times when scaling up), all
+// worker, except that a key group fed by one large block is streamed (streamBlockBytes). A
+// source block is read once per new key group it feeds (c times when scaling up), all
 // from the page cache, instead of two passes over the source plus a spill written and read back;
 // beyond c = maxDirectFactor that costs more than the spill path, which then does the work.
 // When scaling up with every output subtask inside one band of oldMax key groups, the split
@@ -53,6 +54,60 @@ type blockRef struct{ src, idx int }
 // Measured on 800,000 entries (BenchmarkRescale's savepoint, parallelism 2): the direct path is
 // faster at c = 2 (250 vs 320 ms) and 4 (485 vs 560 ms), slower at 8 (715 vs 385 ms).
 const maxDirectFactor = 4
+
+// streamBlockBytes is the size (stream bytes, Snappy-framed or not) above which a source block
+// is streamed instead of gathered: its entries go one by one from the block reader through the
+// writer's streamed key group (keyed.Writer.BeginKeyGroup/Add/EndKeyGroup) to the output file,
+// so a hot key's millions of entries are never held (issue #6: peak memory bounded whatever the
+// savepoint). Smaller blocks keep the gathered path. The output bytes are the same either way:
+// a streamed block is the only source of its new key groups (scaling up, or the same max
+// parallelism), and a Flink-written block holds each state in one run, which filtering keeps,
+// so the streamed writer emits the runs WriteKeyGroup would. A new key group fed by several
+// source blocks (scaling down) is never streamed: one state's entries would come in one run per
+// source block, which Flink's reader may accept but no oracle case has proven; it is gathered
+// as before, so a hot key still costs its key group's bytes there. A variable so that tests can
+// stream every block.
+var streamBlockBytes int64 = 8 << 20
+
+// streamedBlocks counts the source blocks streamed, so that a test can tell the path was taken.
+var streamedBlocks atomic.Int64
+
+// streamable reports whether the new key group fed by refs is written by streaming.
+func streamable(srcs []*source, refs []blockRef) bool {
+	if len(refs) != 1 {
+		return false
+	}
+	x := srcs[refs[0].src]
+	off := x.handle.Offsets[refs[0].idx]
+	return x.ends[off]-off > streamBlockBytes
+}
+
+// streamEntries reads the source block ref and hands each entry to sink with its new key group
+// nk, its merged state id and its key re-prefixed for nk (valid only during the call). It returns
+// the entry bytes read, for progress.
+func streamEntries(br *keyed.BlockReader, x *source, ref blockRef, trk *rekeyer, in *serializer.Input, newPrefix int,
+	sink func(nk int32, sid int, key, value []byte) error) (int64, error) {
+	var read int64
+	var key []byte
+	oldKG := int(x.handle.Range.Start) + ref.idx
+	off := x.handle.Offsets[ref.idx]
+	streamedBlocks.Add(1)
+	err := br.ReadBlockTo(x.r, x.size, off, x.ends[off], oldKG, func(e *keyed.Entry) error {
+		read += int64(len(e.Key) + len(e.Value) + 8)
+		nk, err := trk.newKG(in, x, e)
+		if err != nil {
+			return err
+		}
+		if newPrefix == 2 {
+			key = append(key[:0], byte(nk>>8), byte(nk))
+		} else {
+			key = append(key[:0], byte(nk))
+		}
+		key = append(key, e.Key[trk.oldPrefix:]...)
+		return sink(nk, x.ids[e.StateID], key, e.Value)
+	})
+	return read, err
+}
 
 // directPlan returns, for each new key group, the source blocks that can hold its keys, in the
 // order the spill path scans them; nil when neither max parallelism divides the other, when
@@ -177,6 +232,33 @@ func writePerSubtask(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.
 		var entries []keyed.Entry
 		var in serializer.Input
 		for kg := rg.Start; kg <= rg.End; kg++ {
+			if refs := plan[kg]; streamable(srcs, refs) {
+				if err := w.BeginKeyGroup(int(kg)); err != nil {
+					return err
+				}
+				read, err := streamEntries(readers[refs[0].src], srcs[refs[0].src], refs[0], trk, &in, newPrefix,
+					func(nk int32, sid int, key, value []byte) error {
+						if nk != kg {
+							return nil
+						}
+						t.counts[sid]++
+						if err := w.Add(sid, key, value); err != nil {
+							return fmt.Errorf("%s: %w", path, err)
+						}
+						return nil
+					})
+				if err != nil {
+					return err
+				}
+				off, n, err := w.EndKeyGroup()
+				if err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				prog.addBytes(read, int64(n))
+				t.offsets[kg-rg.Start] = off
+				t.entries += n
+				continue
+			}
 			kgb.reset()
 			var read int64
 			for _, ref := range plan[kg] {
@@ -294,6 +376,9 @@ type splitResult struct {
 	buckets []kgBuffer
 	read    int64
 	err     error
+	// stream says the old key group's block is large (streamable): the readers leave it to the
+	// writer, which streams it into the c output files at once, in its turn.
+	stream bool
 }
 
 // writeSplit writes every output subtask by the split path (see above).
@@ -318,6 +403,9 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 	}
 	var largest int64
 	for g := int32(0); g < oldMax; g++ {
+		if streamable(srcs, plan[g]) {
+			continue // never held: the writer streams it
+		}
 		var n int64
 		for _, ref := range plan[g] {
 			x := srcs[ref.src]
@@ -369,8 +457,9 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 				for j := range res.buckets {
 					res.buckets[j].reset()
 				}
+				res.stream = streamable(srcs, plan[g])
 				for _, ref := range plan[g] {
-					if stop.Load() {
+					if stop.Load() || res.stream {
 						break
 					}
 					x := srcs[ref.src]
@@ -394,11 +483,6 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 		}()
 	}
 
-	type outFile struct {
-		f  *os.File
-		bw *bufio.Writer
-		w  *keyed.Writer
-	}
 	open := make([]*outFile, len(ranges))
 	var firstErr error
 	fail := func(err error) {
@@ -408,12 +492,20 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 		}
 	}
 	var entries []keyed.Entry
+	// What the writer needs to stream a large old key group itself.
+	wrk := rk.forTask()
+	var win serializer.Input
+	wreaders := make([]*keyed.BlockReader, len(srcs))
+	for si, x := range srcs {
+		wreaders[si] = &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: rk.oldPrefix}
+	}
 	for g := int32(0); g < oldMax; g++ {
 		res := <-results[g]
 		if res.err != nil {
 			fail(res.err)
 		}
 		var written int64
+		// Open the files of g's c new key groups, then stream g's block into them if it is large.
 		for j := 0; j < c && firstErr == nil; j++ {
 			k := g + int32(j)*oldMax
 			i := subOf[k]
@@ -434,7 +526,18 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 				t.offsets = make([]int64, rg.Len())
 				t.counts = make([]int, len(rk.header.States))
 			}
-			if b := &res.buckets[j]; len(b.spans) > 0 {
+		}
+		if res.stream && firstErr == nil {
+			if err := streamSplit(wreaders, srcs, plan[g], wrk, &win, newPrefix, g, c, subOf, open, tasks, ranges, &res.read, &written); err != nil {
+				fail(err)
+			}
+		}
+		for j := 0; j < c && firstErr == nil; j++ {
+			k := g + int32(j)*oldMax
+			i := subOf[k]
+			t, rg := &tasks[i], ranges[i]
+			of := open[i]
+			if b := &res.buckets[j]; !res.stream && len(b.spans) > 0 {
 				entries = b.entries(k, entries, t.counts)
 				off, err := of.w.WriteKeyGroup(entries)
 				if err != nil {
@@ -471,4 +574,52 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 		}
 	}
 	return firstErr
+}
+
+// outFile is an output subtask's file the split path is writing.
+type outFile struct {
+	f  *os.File
+	bw *bufio.Writer
+	w  *keyed.Writer
+}
+
+// streamSplit streams the one block of old key group g into its c new key groups g + j*oldMax,
+// each a streamed key group of its subtask's open file, in one read of the block.
+func streamSplit(readers []*keyed.BlockReader, srcs []*source, refs []blockRef, rk *rekeyer, in *serializer.Input, newPrefix int,
+	g int32, c int, subOf []int, open []*outFile, tasks []directTask, ranges []keygroup.Range, read, written *int64) error {
+	oldMax := rk.oldMax
+	for j := range c {
+		k := g + int32(j)*oldMax
+		if err := open[subOf[k]].w.BeginKeyGroup(int(k)); err != nil {
+			return err
+		}
+	}
+	ref := refs[0]
+	n, err := streamEntries(readers[ref.src], srcs[ref.src], ref, rk, in, newPrefix, func(nk int32, sid int, key, value []byte) error {
+		// nk mod oldMax is g (newKG checked the stored key group).
+		i := subOf[nk]
+		tasks[i].counts[sid]++
+		if err := open[i].w.Add(sid, key, value); err != nil {
+			return fmt.Errorf("%s: %w", open[i].f.Name(), err)
+		}
+		return nil
+	})
+	*read += n
+	if err != nil {
+		return err
+	}
+	for j := range c {
+		k := g + int32(j)*oldMax
+		i := subOf[k]
+		off, n, err := open[i].w.EndKeyGroup()
+		if err != nil {
+			return fmt.Errorf("%s: %w", open[i].f.Name(), err)
+		}
+		if n > 0 {
+			tasks[i].offsets[k-ranges[i].Start] = off
+			tasks[i].entries += n
+			*written += int64(n)
+		}
+	}
+	return nil
 }
