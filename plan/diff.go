@@ -500,7 +500,7 @@ func judge(d *NodeDiff) {
 			case c.Detail != "":
 				what += ": " + c.Detail
 			case c.Old != "" || c.New != "":
-				what += fmt.Sprintf(" %s -> %s", clip(c.Old, 40), clip(c.New, 40))
+				what += fmt.Sprintf(" %s -> %s", shortText(c.Old, 40), shortText(c.New, 40))
 			}
 			switch c.Kind {
 			case "version":
@@ -578,9 +578,6 @@ func versionBefore(v string, major, minor int) (before, known bool) {
 	}
 	return x < major || x == major && y < minor, true
 }
-
-// clip cuts s to n runes for one-line reasons.
-func clip(s string, n int) string { return shortText(s, n) }
 
 func edgeText(e EdgeChange) string {
 	r := e.New
