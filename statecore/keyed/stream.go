@@ -116,14 +116,7 @@ func (w *Writer) flushPending(last bool) error {
 		return nil
 	}
 	w.pending = false
-	buf := binary.BigEndian.AppendUint32(w.scratch[:0], uint32(len(w.pkey)))
-	k := len(buf)
-	buf = append(buf, w.pkey...)
-	if last {
-		buf[k] |= metaFollows
-	}
-	buf = binary.BigEndian.AppendUint32(buf, uint32(len(w.pval)))
-	buf = append(buf, w.pval...)
+	buf := appendEntry(w.scratch[:0], w.pkey, w.pval, last)
 	w.scratch = buf[:0]
 	return w.put(buf)
 }

@@ -175,14 +175,7 @@ func (w *Writer) WriteKeyGroup(entries []Entry) (int64, error) {
 			if len(e.Key) == 0 {
 				return 0, fmt.Errorf("keyed writer: key group %d state %d: empty key", e.KeyGroup, sid)
 			}
-			buf = binary.BigEndian.AppendUint32(buf, uint32(len(e.Key)))
-			k := len(buf)
-			buf = append(buf, e.Key...)
-			if j == last {
-				buf[k] |= metaFollows
-			}
-			buf = binary.BigEndian.AppendUint32(buf, uint32(len(e.Value)))
-			buf = append(buf, e.Value...)
+			buf = appendEntry(buf, e.Key, e.Value, j == last)
 		}
 		if i == len(w.stateIDs)-1 {
 			buf = binary.BigEndian.AppendUint16(buf, EndOfKeyGroup)
@@ -203,4 +196,18 @@ func (w *Writer) WriteKeyGroup(entries []Entry) (int64, error) {
 		return 0, err
 	}
 	return off, nil
+}
+
+// appendEntry appends one entry as a block holds it: key length, key (with the metadata-follows
+// bit on its first byte when it is the last of its state's run), value length, value. Both
+// WriteKeyGroup and the streamed writer use it, so their bytes cannot drift apart.
+func appendEntry(buf, key, value []byte, last bool) []byte {
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(key)))
+	k := len(buf)
+	buf = append(buf, key...)
+	if last {
+		buf[k] |= metaFollows
+	}
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(value)))
+	return append(buf, value...)
 }
