@@ -226,29 +226,6 @@ func (r *Retype) Describe() string {
 	return s
 }
 
-const basePkg = "org.apache.flink.api.common.typeutils.base."
-
-// simpleTypes maps Java type names to their serializer snapshot classes.
-var simpleTypes = map[string]string{
-	"Integer": basePkg + "IntSerializer$IntSerializerSnapshot",
-	"Long":    basePkg + "LongSerializer$LongSerializerSnapshot",
-	"Short":   basePkg + "ShortSerializer$ShortSerializerSnapshot",
-	"Byte":    basePkg + "ByteSerializer$ByteSerializerSnapshot",
-	"Float":   basePkg + "FloatSerializer$FloatSerializerSnapshot",
-	"Double":  basePkg + "DoubleSerializer$DoubleSerializerSnapshot",
-	"Boolean": basePkg + "BooleanSerializer$BooleanSerializerSnapshot",
-	"String":  basePkg + "StringSerializer$StringSerializerSnapshot",
-}
-
-func typeOfClass(class string) string {
-	for k, v := range simpleTypes {
-		if v == class {
-			return k
-		}
-	}
-	return ""
-}
-
 func (r *Retype) apply(s *session) (*StepReport, error) {
 	if r.evolves() {
 		return r.applyFields(s)
@@ -260,7 +237,7 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 		return nil, fmt.Errorf("field %q: give its new type (to)", r.Field)
 	}
 	for _, t := range []string{r.To, r.KeyTo} {
-		if _, ok := simpleTypes[t]; t != "" && (!ok || t == "String") {
+		if _, ok := serializer.BasicSnapshot(t); t != "" && (!ok || t == "String") {
 			return nil, fmt.Errorf("target type %q: want Integer, Long, Short, Byte, Float, Double or Boolean", t)
 		}
 	}
@@ -327,10 +304,10 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 		}
 		for _, sw := range swaps {
 			t := sw.snap
-			if t == nil || t.Kind != serializer.KindSimple || t.Version < 3 || typeOfClass(t.Class) == "" {
+			from := serializer.BasicType(t)
+			if from == "" || t.Version < 3 {
 				return nil, nil, fmt.Errorf("%s: the %s of state %q are %s; retype converts Integer, Long, Short, Byte, Float, Double, Boolean and String", name, sw.what, r.State, serializer.JavaType(t))
 			}
-			from := typeOfClass(t.Class)
 			if (from == "Boolean") != (sw.to == "Boolean") {
 				return nil, nil, fmt.Errorf("state %q: no conversion of %s between %s and %s", r.State, sw.what, from, sw.to)
 			}
@@ -338,7 +315,8 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 			*sw.codec = serializer.NewCodec(t)
 			var nb bytes.Buffer
 			w := javaio.NewWriter(&nb)
-			w.UTF(simpleTypes[sw.to])
+			to, _ := serializer.BasicSnapshot(sw.to)
+			w.UTF(to.Class)
 			w.I32(t.Version)
 			meta = append(append(append([]byte{}, meta[:t.Offset]...), nb.Bytes()...), meta[t.End:]...)
 		}
