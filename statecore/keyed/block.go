@@ -288,14 +288,8 @@ func (c *blockCursor) peekEntry() (key, val []byte, ok bool) {
 				need += vl
 				if int64(len(p)) >= need {
 					key = p[4 : 4+kl]
-					if b.PrefixLen > 0 {
-						got := int(key[0] &^ metaFollows)
-						if b.PrefixLen == 2 {
-							got = got<<8 | int(key[1])
-						}
-						if got != c.kg {
-							break
-						}
+					if b.PrefixLen > 0 && keyGroupPrefix(key, b.PrefixLen) != c.kg {
+						break
 					}
 					c.used += int(need)
 					c.pos += need
@@ -334,11 +328,7 @@ func (c *blockCursor) slowEntry(e *Entry, off int64, kg int) (bool, error) {
 	last := b.key[0]&metaFollows != 0
 	b.key[0] &^= metaFollows
 	if b.PrefixLen > 0 {
-		got := int(b.key[0])
-		if b.PrefixLen == 2 {
-			got = int(binary.BigEndian.Uint16(b.key))
-		}
-		if got != kg {
+		if got := keyGroupPrefix(b.key, b.PrefixLen); got != kg {
 			c.pos = e.Offset - off*boolInt(!b.Compressed) + 4
 			return false, c.fail("key", nil, "key-group prefix %d in the block of key group %d", got, kg)
 		}
@@ -349,6 +339,16 @@ func (c *blockCursor) slowEntry(e *Entry, off int64, kg int) (bool, error) {
 	}
 	e.Key, e.Value = b.key, b.val
 	return last, nil
+}
+
+// keyGroupPrefix returns the key group a key's 1- or 2-byte prefix names (prefixLen bytes, the
+// key at least that long), ignoring the metadata-follows bit on its first byte.
+func keyGroupPrefix(key []byte, prefixLen int) int {
+	kg := int(key[0] &^ metaFollows)
+	if prefixLen == 2 {
+		kg = kg<<8 | int(key[1])
+	}
+	return kg
 }
 
 func boolInt(b bool) int64 {
