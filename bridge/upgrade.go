@@ -71,11 +71,13 @@ func Upgrade(oldp, newp *plan.Plan, opts plan.UIDOptions, sp *savepoint.Savepoin
 		byHash[o.Hash] = o
 	}
 	r := &UpgradeReport{Diff: d, Verdict: d.Verdict, Renames: []Rename{}, Blocked: []Blocked{}}
+	// OLD's UIDs, for the operators of removed nodes; none on error (nothing found for them).
+	oldUIDs, _ := oldp.UIDs(opts)
 	for i := range d.Nodes {
 		n := &d.Nodes[i]
 		if n.Status == "removed" || n.Status == "added" {
 			if n.Stateful() && n.Status == "removed" {
-				if o := oldStateOperator(n, byHash, oldp, opts); o != nil && o.HasState {
+				if o := oldStateOperator(n, byHash, oldUIDs); o != nil && o.HasState {
 					r.Blocked = append(r.Blocked, Blocked{OldNode: n.Old.ID, Type: n.Old.Type, UID: o.UID,
 						Reason: fmt.Sprintf("OLD node %d (%s) has no counterpart in NEW: its state (%s) has nowhere to go", n.Old.ID, n.Old.Type, operatorLabel(o))})
 				}
@@ -167,12 +169,8 @@ func hashOf(h, u string) string {
 }
 
 // oldStateOperator finds the savepoint operator of a removed OLD node's state-holding
-// transformation.
-func oldStateOperator(n *plan.NodeDiff, byHash map[string]*Operator, oldp *plan.Plan, opts plan.UIDOptions) *Operator {
-	nodes, err := oldp.UIDs(opts)
-	if err != nil {
-		return nil
-	}
+// transformation; nodes are OLD's UIDs.
+func oldStateOperator(n *plan.NodeDiff, byHash map[string]*Operator, nodes []plan.NodeUIDs) *Operator {
 	for i := range nodes {
 		if nodes[i].ID != n.Old.ID {
 			continue
