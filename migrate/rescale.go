@@ -135,6 +135,21 @@ type source struct {
 	ends   map[int64]int64 // where each block should end (keyed.BlockEnds), to size reads
 }
 
+// blockReader returns a reader of the source's key-group blocks, whose keys carry prefix-byte
+// key-group prefixes.
+func (x *source) blockReader(prefix int) *keyed.BlockReader {
+	return &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: prefix}
+}
+
+// blockReaders returns one block reader per source (blockReader), for a task that reads several.
+func blockReaders(srcs []*source, prefix int) []*keyed.BlockReader {
+	rs := make([]*keyed.BlockReader, len(srcs))
+	for i, x := range srcs {
+		rs[i] = x.blockReader(prefix)
+	}
+	return rs
+}
+
 // openKeyed opens a stream handle of the working metadata: a file a previous step wrote into
 // the staging directory, or anything in the source savepoint.
 func (s *session) openKeyed(h metadata.StreamHandle) (io.ReaderAt, int64, string, io.Closer, error) {
@@ -883,7 +898,7 @@ func scanAll(srcs []*source, prefix int, prog *progress, pass int, fn func(*sour
 // scanSource reads every entry of one source in key-group order. Sources may be scanned
 // concurrently: progress is counted per block.
 func scanSource(x *source, prefix int, prog *progress, pass int, fn func(*keyed.Entry) error) error {
-	br := &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: prefix}
+	br := x.blockReader(prefix)
 	for i, off := range x.handle.Offsets {
 		if off == 0 {
 			continue

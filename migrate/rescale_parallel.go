@@ -222,10 +222,7 @@ func writePerSubtask(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.
 		if err != nil {
 			return err
 		}
-		readers := make([]*keyed.BlockReader, len(srcs))
-		for si, x := range srcs {
-			readers[si] = &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: rk.oldPrefix}
-		}
+		readers := blockReaders(srcs, rk.oldPrefix)
 		t.offsets = make([]int64, rg.Len())
 		t.counts = make([]int, len(rk.header.States))
 		var kgb kgBuffer
@@ -436,10 +433,7 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 			defer wg.Done()
 			trk := rk.forTask()
 			var in serializer.Input
-			readers := make([]*keyed.BlockReader, len(srcs))
-			for si, x := range srcs {
-				readers[si] = &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: rk.oldPrefix}
-			}
+			readers := blockReaders(srcs, rk.oldPrefix)
 			for {
 				tokens <- struct{}{}
 				g := next.Add(1) - 1
@@ -495,10 +489,7 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 	// What the writer needs to stream a large old key group itself.
 	wrk := rk.forTask()
 	var win serializer.Input
-	wreaders := make([]*keyed.BlockReader, len(srcs))
-	for si, x := range srcs {
-		wreaders[si] = &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: rk.oldPrefix}
-	}
+	wreaders := blockReaders(srcs, rk.oldPrefix)
 	for g := int32(0); g < oldMax; g++ {
 		res := <-results[g]
 		if res.err != nil {
