@@ -94,12 +94,12 @@ func init() {
 				&cli.StringFlag{Name: "key-to", Usage: "new map key type (map states), same types"},
 				&cli.StringFlag{Name: "field", Usage: "f0, f1, ...: apply --to to one field of a tuple value"},
 				&cli.StringSliceFlag{Name: "drop-field", Usage: "`NAME` of a Row (f0, f1, ...) or POJO field to drop (repeatable, or a comma list)"},
-				&cli.GenericFlag{Name: "add-field", Value: &repeated{}, Usage: "`NAME:TYPE=DEFAULT`: a Row or POJO field to add (repeatable)"},
+				&cli.GenericFlag{Name: "add-field", Value: &listFlag{}, Usage: "`NAME:TYPE=DEFAULT`: a Row or POJO field to add (repeatable)"},
 				&cli.StringFlag{Name: "class", Usage: "new class `NAME` of a POJO value"},
 			}, migrateFlags()...),
 			Action: func(c *cli.Context) error {
 				var adds []migrate.AddField
-				for _, s := range c.Generic("add-field").(*repeated).values {
+				for _, s := range c.Generic("add-field").(*listFlag).vals {
 					a, err := migrate.ParseAddField(s)
 					if err != nil {
 						return withCode(exitFailure, fmt.Errorf("migrate retype: --add-field: %w", err))
@@ -354,16 +354,4 @@ func sortedNames(m map[string]int) []string {
 		}
 	}
 	return out
-}
-
-// repeated is a repeatable string flag whose values are taken whole: urfave/cli's string slice
-// splits at commas, which a default value (--add-field 'note:String="a, b"') may contain.
-type repeated struct{ values []string }
-
-func (r *repeated) Set(v string) error { r.values = append(r.values, v); return nil }
-func (r *repeated) String() string {
-	if r == nil {
-		return ""
-	}
-	return strings.Join(r.values, " ")
 }
