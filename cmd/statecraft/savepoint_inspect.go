@@ -264,7 +264,7 @@ func addKeyedStates(sp *savepoint.Savepoint, rows []inspectOperator) {
 		backend string
 	}
 	var mu sync.Mutex
-	seen := map[string]listing{}
+	seen := map[headerID]listing{}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range max(1, runtime.GOMAXPROCS(0)) {
@@ -277,10 +277,11 @@ func addKeyedStates(sp *savepoint.Savepoint, rows []inspectOperator) {
 				// Every subtask of an operator registers the same states when the job registers
 				// them in open(), as is usual; reading one header per operator keeps inspect fast
 				// on wide jobs (1,000 operators of parallelism 128 would be 128,000 file reads).
-				key := headerKey(op, first)
+				key, share := headerKey(op, first)
 				mu.Lock()
 				l, ok := seen[key]
 				mu.Unlock()
+				ok = ok && share
 				ks, backend := slices.Clone(l.states), l.backend
 				if !ok {
 					sample := *op
@@ -289,7 +290,7 @@ func addKeyedStates(sp *savepoint.Savepoint, rows []inspectOperator) {
 					ks, backend, err = keyedStatesSafely(sp, &sample)
 					if err != nil {
 						rows[i].StateError = err.Error()
-					} else if key != "" {
+					} else if share {
 						mu.Lock()
 						seen[key] = listing{slices.Clone(ks), backend}
 						mu.Unlock()
@@ -312,19 +313,20 @@ func addKeyedStates(sp *savepoint.Savepoint, rows []inspectOperator) {
 // headerKey names the keyed-state header st's handle reads, for sharing its state list between
 // operators: the state file and its size, and the max parallelism (key-group prefix width). Only
 // savepoint key-groups handles on files qualify (other tags add a layout check that depends on
-// the offsets); "" means do not share.
-func headerKey(op *metadata.OperatorState, st *metadata.SubtaskState) string {
+// the offsets); false means do not share. The file part is checkStateFiles' streamID.
+func headerKey(op *metadata.OperatorState, st *metadata.SubtaskState) (headerID, bool) {
 	kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
 	if !ok || kh.Tag() != metadata.TagSavepointKeyGroups {
-		return ""
+		return headerID{}, false
 	}
-	switch h := kh.Delegate.(type) {
-	case *metadata.RelativeFileHandle:
-		return fmt.Sprintf("r\x00%s\x00%d\x00%d", h.Path, h.Size, op.MaxParallelism)
-	case *metadata.FileHandle:
-		return fmt.Sprintf("f\x00%s\x00%d\x00%d", h.Path, h.Size, op.MaxParallelism)
-	}
-	return ""
+	file, ok := streamKey(kh.Delegate)
+	return headerID{file, op.MaxParallelism}, ok
+}
+
+// headerID is what headerKey names: a state file and the max parallelism it is read with.
+type headerID struct {
+	file           streamID
+	maxParallelism int32
 }
 
 // keyedStatesSafely calls the keyed-state reader; a panic in it (a bug: readers must return
