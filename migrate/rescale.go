@@ -427,12 +427,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 			binary.BigEndian.PutUint16(rec[0:], uint16(kg))
 			binary.BigEndian.PutUint16(rec[2:], uint16(x.ids[e.StateID]))
 			binary.BigEndian.PutUint32(rec[4:], uint32(len(e.Key)-oldPrefix+newPrefix))
-			n := 8
-			if newPrefix == 2 {
-				rec[8], rec[9], n = byte(kg>>8), byte(kg), 10
-			} else {
-				rec[8], n = byte(kg), 9
-			}
+			n := len(appendKeyGroupPrefix(rec[:8], kg, newPrefix))
 			part := &c.parts[si]
 			part.count++
 			part.size += int64(n + len(e.Key) - oldPrefix + 4 + len(e.Value))
@@ -883,6 +878,15 @@ func (rk *rekeyer) newKG(in *serializer.Input, x *source, e *keyed.Entry) (int32
 			e.KeyGroup, old, serializer.JavaType(rk.header.KeySerializer))
 	}
 	return m % rk.newMax, nil
+}
+
+// appendKeyGroupPrefix appends key group kg as the prefixLen-byte (1 or 2, keyed.PrefixLen)
+// big-endian prefix a key carries in a block.
+func appendKeyGroupPrefix(dst []byte, kg int32, prefixLen int) []byte {
+	if prefixLen == 2 {
+		return append(dst, byte(kg>>8), byte(kg))
+	}
+	return append(dst, byte(kg))
 }
 
 // scanAll reads every entry of every source in key-group order.

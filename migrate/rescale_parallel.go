@@ -98,12 +98,7 @@ func streamEntries(br *keyed.BlockReader, x *source, ref blockRef, trk *rekeyer,
 		if err != nil {
 			return err
 		}
-		if newPrefix == 2 {
-			key = append(key[:0], byte(nk>>8), byte(nk))
-		} else {
-			key = append(key[:0], byte(nk))
-		}
-		key = append(key, e.Key[trk.oldPrefix:]...)
+		key = append(appendKeyGroupPrefix(key[:0], nk, newPrefix), e.Key[trk.oldPrefix:]...)
 		return sink(nk, x.ids[e.StateID], key, e.Value)
 	})
 	return read, err
@@ -312,12 +307,7 @@ func (b *kgBuffer) reset() { b.arena, b.spans = b.arena[:0], b.spans[:0] }
 // add appends an entry of key group kg: the new prefix (prefix bytes), the key past its old
 // prefix, the value.
 func (b *kgBuffer) add(kg int32, prefix, sid int, key, value []byte) {
-	if prefix == 2 {
-		b.arena = append(b.arena, byte(kg>>8), byte(kg))
-	} else {
-		b.arena = append(b.arena, byte(kg))
-	}
-	b.arena = append(b.arena, key...)
+	b.arena = append(appendKeyGroupPrefix(b.arena, kg, prefix), key...)
 	keyEnd := len(b.arena)
 	b.arena = append(b.arena, value...)
 	b.spans = append(b.spans, entrySpan{sid, keyEnd, len(b.arena)})
