@@ -1,14 +1,12 @@
 package dev.statecraft.oracle.bench;
 
-import java.io.IOException;
+import dev.statecraft.oracle.common.SavepointDirs;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.Comparator;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -121,7 +119,7 @@ public final class BenchSavepoint {
         }
         Path sp = Paths.get(URI.create(location.startsWith("file:") ? location : "file:" + location));
         Files.move(sp, out);
-        deleteTree(tmp);
+        SavepointDirs.deleteTree(tmp);
         String desc = String.format("{\"job\":\"bench-savepoint\",\"flinkVersion\":\"%s\",\"backend\":\"%s\",\"format\":\"canonical\","
                         + "\"uid\":\"%s\",\"keys\":%d,\"mapEntriesPerKey\":%d,\"entries\":%d,\"parallelism\":2,\"maxParallelism\":%d,"
                         + "\"states\":{\"%s\":\"ValueState<Long> = 3*key\",\"%s\":\"MapState<Integer,Long> j -> key+j\"}}%n",
@@ -131,13 +129,6 @@ public final class BenchSavepoint {
         Files.writeString(Paths.get(out + ".json"), desc, StandardCharsets.UTF_8);
         System.err.println("bench-savepoint: " + out + " written in " + (System.currentTimeMillis() - t0) + " ms");
         return 0;
-    }
-
-    static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p)) return;
-        try (Stream<Path> s = Files.walk(p)) {
-            for (Path q : s.sorted(Comparator.reverseOrder()).toList()) Files.delete(q);
-        }
     }
 
     /** Emits the keys i = subtask, subtask+n, ... below keys once, then idles until cancelled. */

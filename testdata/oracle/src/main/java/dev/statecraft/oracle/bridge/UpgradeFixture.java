@@ -1,23 +1,18 @@
 package dev.statecraft.oracle.bridge;
 
 import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.common.SavepointDirs;
 import dev.statecraft.oracle.plans.Script;
-import java.io.IOException;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.table.api.CompiledPlan;
@@ -195,25 +190,8 @@ public final class UpgradeFixture {
             }
             Thread.sleep(100);
         }
-        Path tmp = Files.createTempDirectory("upgrade-fixture");
-        String location = client.stopWithSavepoint(false, tmp.toUri().toString(), SavepointFormatType.CANONICAL)
-                .get(60, TimeUnit.SECONDS);
-        Path written = Path.of(URI.create(location.startsWith("file:") ? location : "file:" + location));
-        deleteTree(spDir);
-        Files.move(written, spDir);
-        deleteTree(tmp);
+        SavepointDirs.stopInto(client, spDir, "upgrade-fixture");
         System.err.println("upgrade-fixture: savepoint " + spDir);
         return 0;
-    }
-
-    static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(p)) {
-            for (Path q : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(q);
-            }
-        }
     }
 }

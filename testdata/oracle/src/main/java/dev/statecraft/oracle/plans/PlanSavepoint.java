@@ -1,21 +1,16 @@
 package dev.statecraft.oracle.plans;
 
+import dev.statecraft.oracle.common.SavepointDirs;
 import java.io.File;
-import java.io.IOException;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.table.api.EnvironmentSettings;
@@ -92,13 +87,7 @@ final class PlanSavepoint {
             return 1;
         }
 
-        Path tmp = Files.createTempDirectory("plan-savepoint");
-        String location = client.stopWithSavepoint(false, tmp.toUri().toString(), SavepointFormatType.CANONICAL)
-                .get(60, TimeUnit.SECONDS);
-        Path written = Path.of(URI.create(location.startsWith("file:") ? location : "file:" + location));
-        deleteTree(spDir);
-        Files.move(written, spDir);
-        deleteTree(tmp);
+        SavepointDirs.stopInto(client, spDir, "plan-savepoint");
         System.err.println("sql-savepoint: " + planFile.getName() + " (flinkVersion " + planVersion + ") saw " + want
                 + "; savepoint " + spDir);
         return 0;
@@ -117,16 +106,5 @@ final class PlanSavepoint {
         List<String> c = new ArrayList<>(l);
         c.sort(null);
         return c;
-    }
-
-    private static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(p)) {
-            for (Path q : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(q);
-            }
-        }
     }
 }

@@ -1,9 +1,8 @@
 package dev.statecraft.oracle.plans;
 
 import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.common.SavepointDirs;
 import java.io.File;
-import java.io.IOException;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,15 +11,12 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
@@ -128,13 +124,7 @@ public final class SqlSavepoint {
             Thread.sleep(100);
         }
 
-        Path tmp = Files.createTempDirectory("sql-savepoint");
-        String location = client.stopWithSavepoint(false, tmp.toUri().toString(), SavepointFormatType.CANONICAL)
-                .get(60, TimeUnit.SECONDS);
-        Path written = Path.of(URI.create(location.startsWith("file:") ? location : "file:" + location));
-        deleteTree(spDir);
-        Files.move(written, spDir);
-        deleteTree(tmp);
+        SavepointDirs.stopInto(client, spDir, "sql-savepoint");
         System.err.println("sql-savepoint: savepoint " + spDir);
 
         ObjectNode expect = Json.obj();
@@ -303,17 +293,6 @@ public final class SqlSavepoint {
                 o.set("value", a);
             }
             out.collect(Json.compact(o));
-        }
-    }
-
-    private static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(p)) {
-            for (Path q : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(q);
-            }
         }
     }
 }

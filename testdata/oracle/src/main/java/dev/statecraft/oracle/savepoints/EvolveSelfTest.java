@@ -12,6 +12,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.Arra
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.common.SavepointDirs;
 
 /**
  * {@code judge-evolve-selftest WORKDIR [SAVEPOINT_DIR EXPECT_JSON]}: shows, before any migration
@@ -114,7 +115,7 @@ public final class EvolveSelfTest {
         // restore half can refuse it.
         ObjectNode v3 = evolve(exp, List.of(ACCOUNT_V3));
         Path stale = work.resolve("stale-field-list");
-        SavepointJobs.deleteTree(stale);
+        SavepointDirs.deleteTree(stale);
         org.apache.flink.streaming.api.environment.StreamExecutionEnvironment env = StateDump.localEnv(2);
         env.setRuntimeMode(org.apache.flink.api.common.RuntimeExecutionMode.BATCH);
         JsonNode v3op = evolveOperator(v3);

@@ -14,6 +14,7 @@ import org.apache.flink.state.api.SavepointWriter;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.common.SavepointDirs;
 
 /**
  * {@code judge-selftest WORKDIR [SAVEPOINT_DIR EXPECT_JSON]}: shows that judge-savepoint rejects
@@ -177,7 +178,7 @@ public final class JudgeSelfTest {
 
     /** The original savepoint with one operator replaced by a bootstrapped copy of content. */
     static String rewrite(Path orig, JsonNode exp, Path out, JsonNode op, JsonNode content, int maxParallelism) throws Exception {
-        SavepointJobs.deleteTree(out);
+        SavepointDirs.deleteTree(out);
         StreamExecutionEnvironment env = env();
         SavepointWriter.fromExistingSavepoint(env, orig.toString(), StateDump.backend(Json.text(exp, "backend")))
                 .removeOperator(id(op))
@@ -189,7 +190,7 @@ public final class JudgeSelfTest {
 
     /** The original savepoint with one operator's identifier changed to a new UID. */
     static String renameUid(Path orig, JsonNode exp, Path out, JsonNode op, String newUid) throws Exception {
-        SavepointJobs.deleteTree(out);
+        SavepointDirs.deleteTree(out);
         StreamExecutionEnvironment env = env();
         SavepointWriter.fromExistingSavepoint(env, orig.toString(), StateDump.backend(Json.text(exp, "backend")))
                 .changeOperatorIdentifier(id(op), OperatorIdentifier.forUid(newUid))
@@ -200,7 +201,7 @@ public final class JudgeSelfTest {
 
     /** The original savepoint without one operator. */
     static String remove(Path orig, JsonNode exp, Path out, JsonNode op) throws Exception {
-        SavepointJobs.deleteTree(out);
+        SavepointDirs.deleteTree(out);
         StreamExecutionEnvironment env = env();
         SavepointWriter.fromExistingSavepoint(env, orig.toString(), StateDump.backend(Json.text(exp, "backend")))
                 .removeOperator(id(op))

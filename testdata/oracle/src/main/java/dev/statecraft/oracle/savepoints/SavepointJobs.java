@@ -1,15 +1,12 @@
 package dev.statecraft.oracle.savepoints;
 
-import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -28,6 +25,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 
 import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.common.SavepointDirs;
 import dev.statecraft.oracle.savepoints.FixtureFunctions.*;
 
 /**
@@ -124,29 +122,22 @@ public final class SavepointJobs {
             } catch (Exception ignored) {
                 // cancelled on purpose, or already failed: the reason is thrown above
             }
-            if (location == null) deleteTree(tmp);
+            if (location == null) SavepointDirs.deleteTree(tmp);
         }
 
         // Flink names the directory savepoint-<jobid prefix>-<random>; keep only its content.
         Path dst = out.resolve(f.name());
         try {
             Path sp = Paths.get(URI.create(location.startsWith("file:") ? location : "file:" + location));
-            deleteTree(dst);
+            SavepointDirs.deleteTree(dst);
             Files.move(sp, dst);
         } finally {
-            deleteTree(tmp);
+            SavepointDirs.deleteTree(tmp);
         }
 
         ObjectNode desc = describe(f, dst.toString());
         ObjectNode expectation = StateDump.dump(dst.toString(), desc);
         Json.write(out.resolve(f.name() + ".expect.json"), expectation);
-    }
-
-    static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p)) return;
-        try (Stream<Path> s = Files.walk(p)) {
-            for (Path q : s.sorted(Comparator.reverseOrder()).toList()) Files.delete(q);
-        }
     }
 
     /** Builds the job's pipeline; returns how many PROCESSED bumps mark it as done. */
