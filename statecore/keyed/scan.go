@@ -106,6 +106,11 @@ func checkRanges(op *metadata.OperatorState) error {
 	return nil
 }
 
+// blockReader returns a reader of the subtask's key-group blocks.
+func (s *Subtask) blockReader() *BlockReader {
+	return &BlockReader{Name: s.Name, Compressed: s.Header.Compressed, NumStates: len(s.Header.States), PrefixLen: s.Decoder.PrefixLen}
+}
+
 // Entries reads every block of the subtask in key-group order and calls fn with each raw entry.
 //
 // Flink writes the header and then the blocks back to back to the end of the stream, so the
@@ -114,7 +119,7 @@ func checkRanges(op *metadata.OperatorState) error {
 // key group owns — typically an offset zeroed in _metadata, which would otherwise hide that key
 // group's entries silently — and is refused.
 func (s *Subtask) Entries(fn func(*Entry) error) error {
-	br := &BlockReader{Name: s.Name, Compressed: s.Header.Compressed, NumStates: len(s.Header.States), PrefixLen: s.Decoder.PrefixLen}
+	br := s.blockReader()
 	ends := BlockEnds(s.Handle.Offsets, s.size)
 	start := s.size
 	for _, off := range s.Handle.Offsets {
@@ -171,7 +176,7 @@ func BlockEnds(offsets []int64, size int64) map[int64]int64 {
 // source whose files are passed on unread (a UID rename links them), costing one small read per
 // key group instead of a read of every entry.
 func (s *Subtask) CheckBlocks() error {
-	br := &BlockReader{Name: s.Name, Compressed: s.Header.Compressed, NumStates: len(s.Header.States), PrefixLen: s.Decoder.PrefixLen}
+	br := s.blockReader()
 	stop := func(*Entry) error { return ErrStop }
 	ends := BlockEnds(s.Handle.Offsets, s.size)
 	for i, off := range s.Handle.Offsets {
