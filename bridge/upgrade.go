@@ -151,6 +151,15 @@ func Upgrade(oldp, newp *plan.Plan, opts plan.UIDOptions, sp *savepoint.Savepoin
 	return r, nil
 }
 
+// StateNote says whether the renamed operator holds state, in the words of the script's comments
+// and of the text report.
+func (rn Rename) StateNote() string {
+	if rn.HasState {
+		return "holds state"
+	}
+	return "holds no state"
+}
+
 func anyState(rs []Rename) bool {
 	for _, r := range rs {
 		if r.HasState {
@@ -197,11 +206,7 @@ func (r *UpgradeReport) Script(header ...string) []byte {
 	}
 	b.WriteString("steps:\n  - rename-uid:\n      renames:\n")
 	for _, rn := range r.Renames {
-		note := "holds no state"
-		if rn.HasState {
-			note = "holds state"
-		}
-		fmt.Fprintf(&b, "        # node %d -> %d %s (%s), %s\n", rn.OldNode, rn.Node, rn.Type, rn.Transformation, note)
+		fmt.Fprintf(&b, "        # node %d -> %d %s (%s), %s\n", rn.OldNode, rn.Node, rn.Type, rn.Transformation, rn.StateNote())
 		fmt.Fprintf(&b, "        - {from: %s, to: %s}\n", jsonString("hash:"+rn.FromHash), jsonString(rn.To))
 	}
 	return b.Bytes()

@@ -122,11 +122,7 @@ func writeUpgrade(w io.Writer, sp *savepoint.Savepoint, r *bridge.UpgradeReport,
 		fmt.Fprintln(w, "  no operator needs a new UID")
 	}
 	for _, rn := range r.Renames {
-		note := "holds no state"
-		if rn.HasState {
-			note = "holds state"
-		}
-		fmt.Fprintf(w, "  rename  node %d -> %d %s: %s (%s) -> %s (%s), %s\n", rn.OldNode, rn.Node, rn.Type, rn.From, rn.FromHash, rn.To, rn.ToHash, note)
+		fmt.Fprintf(w, "  rename  node %d -> %d %s: %s (%s) -> %s (%s), %s\n", rn.OldNode, rn.Node, rn.Type, rn.From, rn.FromHash, rn.To, rn.ToHash, rn.StateNote())
 	}
 	for _, b := range r.Blocked {
 		fmt.Fprintf(w, "  blocked %s: %s\n", b.Type, b.Reason)
