@@ -409,9 +409,8 @@ func (r *Retype) applyFields(s *session) (*StepReport, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("state %q: new serializer snapshot: %w", r.State, err)
 		}
-		meta := p.metas[i]
 		metas := append([][]byte{}, p.metas...)
-		metas[i] = append(append(append([]byte{}, meta[:t.Offset]...), enc...), meta[t.End:]...)
+		metas[i] = replaceSnapshot(p.metas[i], t, enc)
 		pending = &fieldState{id: i, kind: kind, ttl: t != elem, plan: plan}
 		note = plan.note
 		return metas, identity(len(metas)), nil

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"github.com/statecraft/statecraft/statecore/javaio"
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/serializer"
@@ -313,12 +312,14 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 			}
 			*sw.from = from
 			*sw.codec = serializer.NewCodec(t)
-			var nb bytes.Buffer
-			w := javaio.NewWriter(&nb)
+			// The new type's snapshot, in the version the old one was written in (>= 3: no payload).
 			to, _ := serializer.BasicSnapshot(sw.to)
-			w.UTF(to.Class)
-			w.I32(t.Version)
-			meta = append(append(append([]byte{}, meta[:t.Offset]...), nb.Bytes()...), meta[t.End:]...)
+			to.Version = t.Version
+			enc, err := serializer.EncodeVersioned(to)
+			if err != nil {
+				return nil, nil, fmt.Errorf("state %q: new serializer snapshot: %w", r.State, err)
+			}
+			meta = replaceSnapshot(meta, t, enc)
 		}
 		rs.to, rs.keyTo = r.To, r.KeyTo
 		metas := append([][]byte{}, p.metas...)
@@ -380,6 +381,12 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 	ch := change(op, before, after)
 	ch.Note = strings.Join(notes, ", ")
 	return &StepReport{Step: r.Describe(), Operators: []OperatorChange{ch}}, nil
+}
+
+// replaceSnapshot returns a copy of meta with the bytes of snapshot t, read from meta, replaced by
+// enc.
+func replaceSnapshot(meta []byte, t *serializer.Snapshot, enc []byte) []byte {
+	return append(append(append([]byte{}, meta[:t.Offset]...), enc...), meta[t.End:]...)
 }
 
 // valueSlot finds, in a value, list or map state's meta information, the value serializer (vs)
