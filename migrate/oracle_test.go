@@ -86,7 +86,21 @@ func judgeSavepoint(t *testing.T, dir string, e expectation) ([]byte, error) {
 	if err := os.WriteFile(exp, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return exec.Command(filepath.Join("..", "testdata", "oracle", "run.sh"), "judge-savepoint", dir, exp).CombinedOutput()
+	return runOracle("judge-savepoint", dir, exp)
+}
+
+// runOracle runs testdata/oracle/run.sh with args and returns its combined output.
+func runOracle(args ...string) ([]byte, error) {
+	return exec.Command(filepath.Join("..", "testdata", "oracle", "run.sh"), args...).CombinedOutput()
+}
+
+// tail is the end of the oracle's output worth putting in a failure: Flink's log can be long,
+// and the reason is at its end.
+func tail(out []byte) []byte {
+	if len(out) > 4000 {
+		return out[len(out)-4000:]
+	}
+	return out
 }
 
 // judge has Flink 2.3.0 read the savepoint at dir with the State Processor API and restore a job
@@ -94,12 +108,8 @@ func judgeSavepoint(t *testing.T, dir string, e expectation) ([]byte, error) {
 func judge(t *testing.T, dir string, e expectation) {
 	t.Helper()
 	out, err := judgeSavepoint(t, dir, e)
-	last := out
-	if len(last) > 4000 {
-		last = last[len(last)-4000:]
-	}
 	if err != nil {
-		t.Fatalf("Flink rejected the migrated savepoint %s: %v\n%s", dir, err, last)
+		t.Fatalf("Flink rejected the migrated savepoint %s: %v\n%s", dir, err, tail(out))
 	}
 	t.Logf("%s", lastLine(out))
 }
@@ -433,14 +443,10 @@ func TestOracleRescaleSQL(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dst, _ := run(t, filepath.Join(dir, "savepoint"), Options{}, c.step)
 			abs := func(p string) string { a, _ := filepath.Abs(p); return a }
-			out, err := exec.Command(filepath.Join("..", "testdata", "oracle", "run.sh"), "judge-restore",
-				abs(filepath.Join(dir, "old.plan.json")), abs(dst), abs(filepath.Join(dir, "spec.json"))).CombinedOutput()
+			out, err := runOracle("judge-restore",
+				abs(filepath.Join(dir, "old.plan.json")), abs(dst), abs(filepath.Join(dir, "spec.json")))
 			if err != nil {
-				last := out
-				if len(last) > 4000 {
-					last = last[len(last)-4000:]
-				}
-				t.Fatalf("Flink did not carry the SQL job's state on from the rescaled savepoint: %v\n%s", err, last)
+				t.Fatalf("Flink did not carry the SQL job's state on from the rescaled savepoint: %v\n%s", err, tail(out))
 			}
 			t.Logf("%s", lastLine(out))
 		})
