@@ -485,18 +485,11 @@ func writeInspectText(w io.Writer, out *inspectOutput) error {
 			if s.TTL {
 				ttl = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", who, s.Name, kind, dash(s.KeyType), dash(vt), ttl)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", who, s.Name, kind, orDash(s.KeyType), orDash(vt), ttl)
 		}
 		if op.StateError != "" {
 			fmt.Fprintf(tw, "%s\t(error: %s)\t\t\t\t\n", who, op.StateError)
 		}
 	}
 	return tw.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

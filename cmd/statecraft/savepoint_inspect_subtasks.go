@@ -141,7 +141,7 @@ func writeSubtasksText(w io.Writer, out *inspectOutput) error {
 				fmt.Fprintf(tw, "%s\t%d\t(no state)\t\t\t\t0\n", who, st.Index)
 			}
 			for _, h := range st.Handles {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\n", who, st.Index, h.Slot, h.Kind, dash(h.KeyGroups), dash(h.Stream), h.Size)
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\n", who, st.Index, h.Slot, h.Kind, orDash(h.KeyGroups), orDash(h.Stream), h.Size)
 			}
 		}
 	}
