@@ -52,6 +52,8 @@ fuzz-brief:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_BRIEF)
 
 # Regenerate every fixture with real Flink (needs Java 17 and Maven; downloads Flink once).
+# The catalogue programs of the Flink 1.20 set: compiled by 1.20 as they are, and as runnable twins
+# (runnable-NAME) by both versions for the upgrade evidence.
 UPGRADE_PROGRAMS := changelog-normalize dedup-keep-first dedup-keep-last dedup-then-aggregate group-aggregate \
 	group-aggregate-ttl-config interval-join join-inner join-left join-state-ttl-hint over-aggregate statement-set \
 	top-n window-aggregate
@@ -66,7 +68,7 @@ fixtures:
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
-	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans changelog-normalize dedup-keep-first dedup-keep-last dedup-then-aggregate group-aggregate group-aggregate-ttl-config interval-join join-inner join-left join-state-ttl-hint over-aggregate statement-set top-n window-aggregate
+	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans $(UPGRADE_PROGRAMS)
 	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state
 	# 1.20 -> 2.3 upgrade evidence (testdata/flink-1.20/README.md): runnable twins of the catalogue
 	# programs compiled by both versions, and each old plan stopped with a savepoint by Flink 1.20
