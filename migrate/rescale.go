@@ -333,8 +333,8 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 			}
 		}
 	}
-	perSub := make([]int, newPar)
 	if s.stage == "" { // dry run: counts only
+		perSub := make([]int, newPar)
 		err = scanAll(srcs, oldPrefix, nil, 0, func(x *source, e *keyed.Entry) error {
 			kg, err := newKG(x, e)
 			if err == nil {
@@ -450,17 +450,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 	}
 
 	// Write: one file per new subtask, its chunks in key-group order; subtasks concurrently.
-	type written struct {
-		name    string
-		size    int64
-		offsets []int64
-	}
-	outs := make([]written, len(ranges))
-	for i := range outs {
-		// Drawn and registered here: s.fresh is not shared with the tasks.
-		outs[i].name = newStateFileName()
-		s.fresh[outs[i].name] = 0
-	}
+	outs := newOutputTasks(s, len(ranges))
 	firstChunk := make([]int, len(ranges)+1) // chunks of subtask i: [firstChunk[i], firstChunk[i+1])
 	for ci, c := range chunks {
 		firstChunk[c.sub+1] = ci + 1
@@ -490,7 +480,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 				}
 				if n > 0 {
 					offsets[c.kg-rg.Start] = off
-					perSub[i] += n
+					outs[i].entries += n
 				}
 				c.remove()
 				continue
@@ -513,7 +503,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 					return fmt.Errorf("%s: %w", path, err)
 				}
 				offsets[int32(entries[a].KeyGroup)-rg.Start] = off
-				perSub[i] += b - a
+				outs[i].entries += b - a
 				a = b
 			}
 			c.remove()
@@ -527,19 +517,48 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 	if err != nil {
 		return nil, err
 	}
-	subs := make([]*metadata.SubtaskState, newPar)
-	for i, o := range outs {
-		s.fresh[o.name] = o.size
-		subs[i] = newSubtaskState(op, newPar, i, ranges[i], o.offsets, o.name, o.size)
-	}
 	prog.done()
+	installOutputs(s, op, ch, newMax, ranges, outs)
+	return ch, nil
+}
+
+// outputTask is what the task writing one output subtask's file produced.
+type outputTask struct {
+	name    string
+	size    int64
+	offsets []int64
+	entries int
+	counts  []int // entries by merged state id (the direct path's tally)
+}
+
+// newOutputTasks draws and registers the file names of n output subtasks before the tasks
+// writing them start: s.fresh is not shared with the tasks.
+func newOutputTasks(s *session, n int) []outputTask {
+	tasks := make([]outputTask, n)
+	for i := range tasks {
+		tasks[i].name = newStateFileName()
+		s.fresh[tasks[i].name] = 0
+	}
+	return tasks
+}
+
+// installOutputs gives op the subtasks the tasks wrote, one per range, and the new max
+// parallelism, and completes ch's counts: a rescale moves entries, it keeps every one.
+func installOutputs(s *session, op *metadata.OperatorState, ch *OperatorChange, newMax int32, ranges []keygroup.Range, tasks []outputTask) {
+	newPar := int32(len(ranges))
+	subs := make([]*metadata.SubtaskState, newPar)
+	perSub := make([]int, newPar)
+	for i, t := range tasks {
+		s.fresh[t.name] = t.size
+		subs[i] = newSubtaskState(op, newPar, i, ranges[i], t.offsets, t.name, t.size)
+		perSub[i] = t.entries
+	}
 	op.Subtasks = subs
 	op.MaxParallelism, op.Parallelism = newMax, newPar
 	for k, v := range ch.EntriesBefore {
 		ch.EntriesAfter[k] = v
 	}
 	ch.EntriesPerSubtask = perSub
-	return ch, nil
 }
 
 // spillChunk is the spilled entries of consecutive key groups of one output subtask, one part

@@ -146,27 +146,12 @@ func directPlan(srcs []*source, oldMax, newMax int32) [][]blockRef {
 	return plan
 }
 
-// directTask is what one output subtask's task produced.
-type directTask struct {
-	name    string
-	size    int64
-	offsets []int64
-	entries int
-	counts  []int // entries by merged state id
-}
-
 // rescaleDirect writes every output subtask of op from the sources by plan (see above): by the
 // split path when it applies, else one task per subtask on the worker pool; then it updates op
 // and ch as the spill path does.
 func (r *Rescale) rescaleDirect(s *session, op *metadata.OperatorState, ch *OperatorChange, rk *rekeyer,
 	srcs []*source, ranges []keygroup.Range, plan [][]blockRef, prog *progress) error {
-	newPar := int32(len(ranges))
-	tasks := make([]directTask, len(ranges))
-	for i := range tasks {
-		// Names are drawn and registered before the tasks start: s.fresh is not shared with them.
-		tasks[i].name = newStateFileName()
-		s.fresh[tasks[i].name] = 0
-	}
+	tasks := newOutputTasks(s, len(ranges))
 	var err error
 	if bandAligned(ranges, rk.oldMax, rk.newMax) {
 		err = writeSplit(s, rk, srcs, ranges, plan, tasks, prog)
@@ -177,30 +162,20 @@ func (r *Rescale) rescaleDirect(s *session, op *metadata.OperatorState, ch *Oper
 		return err
 	}
 	prog.done()
-	subs := make([]*metadata.SubtaskState, newPar)
-	perSub := make([]int, newPar)
-	for i, t := range tasks {
-		s.fresh[t.name] = t.size
-		subs[i] = newSubtaskState(op, newPar, i, ranges[i], t.offsets, t.name, t.size)
-		perSub[i] = t.entries
+	for _, t := range tasks {
 		for sid, n := range t.counts {
 			if n > 0 {
 				ch.EntriesBefore[rk.header.States[sid].Name] += n
 			}
 		}
 	}
-	op.Subtasks = subs
-	op.MaxParallelism, op.Parallelism = rk.newMax, newPar
-	for k, v := range ch.EntriesBefore {
-		ch.EntriesAfter[k] = v
-	}
-	ch.EntriesPerSubtask = perSub
+	installOutputs(s, op, ch, rk.newMax, ranges, tasks)
 	return nil
 }
 
 // writePerSubtask writes each output subtask as one task on the worker pool: for each of its
 // key groups, the blocks plan names are read and the entries hashing to it kept.
-func writePerSubtask(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range, plan [][]blockRef, tasks []directTask, prog *progress) error {
+func writePerSubtask(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range, plan [][]blockRef, tasks []outputTask, prog *progress) error {
 	newPrefix := keyed.PrefixLen(int(rk.newMax))
 	return parallel(len(ranges), func(i int) error {
 		t := &tasks[i]
@@ -369,7 +344,7 @@ type splitResult struct {
 }
 
 // writeSplit writes every output subtask by the split path (see above).
-func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range, plan [][]blockRef, tasks []directTask, prog *progress) error {
+func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range, plan [][]blockRef, tasks []outputTask, prog *progress) error {
 	oldMax, newMax := rk.oldMax, rk.newMax
 	c := int(newMax / oldMax)
 	newPrefix := keyed.PrefixLen(int(newMax))
@@ -567,7 +542,7 @@ type outFile struct {
 // streamSplit streams the one block of old key group g into its c new key groups g + j*oldMax,
 // each a streamed key group of its subtask's open file, in one read of the block.
 func streamSplit(readers []*keyed.BlockReader, srcs []*source, refs []blockRef, rk *rekeyer, in *serializer.Input, newPrefix int,
-	g int32, c int, subOf []int, open []*outFile, tasks []directTask, ranges []keygroup.Range, read, written *int64) error {
+	g int32, c int, subOf []int, open []*outFile, tasks []outputTask, ranges []keygroup.Range, read, written *int64) error {
 	oldMax := rk.oldMax
 	for j := range c {
 		k := g + int32(j)*oldMax
