@@ -415,7 +415,7 @@ func (r *Retype) applyFields(s *session) (*StepReport, error) {
 		note = plan.note
 		return metas, identity(len(metas)), nil
 	}
-	ed.bind = func(h *keyed.Header, _ *headerParts) {
+	ed.bind = func(h *keyed.Header) {
 		if pending != nil {
 			plans[h] = pending
 		}

@@ -23,8 +23,9 @@ type keyedEdit struct {
 	entry func(h *keyed.Header, e *keyed.Entry, dec *keyed.Decoder) (key, value []byte, err error)
 	// scan makes validation runs read every entry (value conversions that may fail).
 	scan bool
-	// bind, when set, is called with each subtask's old header after header has seen its parts.
-	bind func(h *keyed.Header, p *headerParts)
+	// bind, when set, is called with each subtask's old header right after header has seen its
+	// parts (so a step can tie what header decided to the entries of that subtask).
+	bind func(h *keyed.Header)
 }
 
 // editKeyed applies ed to every subtask of op, writing one new file per subtask (in a real run).
@@ -78,7 +79,7 @@ func (s *session) editSubtask(op *metadata.OperatorState, st *metadata.SubtaskSt
 		return nil, err
 	}
 	if ed.bind != nil {
-		ed.bind(h, parts)
+		ed.bind(h)
 	}
 	nh, err := parts.build(metas, name)
 	if err != nil {

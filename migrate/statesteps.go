@@ -248,7 +248,11 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 	found := false
 	conv := map[*keyed.Header]*retypeState{}
 	ed := keyedEdit{scan: true}
+	// pending carries what header decided for a subtask to bind, which runs next for the same
+	// subtask (editSubtask), keyed by its header.
+	var pending *retypeState
 	ed.header = func(p *headerParts, name string) ([][]byte, []int, error) {
+		pending = nil
 		i := p.stateIndex(r.State)
 		if i < 0 {
 			return p.metas, identity(len(p.metas)), nil
@@ -324,7 +328,7 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 		rs.to, rs.keyTo = r.To, r.KeyTo
 		metas := append([][]byte{}, p.metas...)
 		metas[i] = meta
-		p.pending = rs
+		pending = rs
 		return metas, identity(len(metas)), nil
 	}
 	ed.entry = func(h *keyed.Header, e *keyed.Entry, dec *keyed.Decoder) ([]byte, []byte, error) {
@@ -355,15 +359,15 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 		}
 		return key, val, nil
 	}
-	ed.bind = func(h *keyed.Header, p *headerParts) {
-		if p.pending != nil {
-			conv[h] = p.pending
+	ed.bind = func(h *keyed.Header) {
+		if pending != nil {
+			conv[h] = pending
 			if len(notes) == 0 {
-				if p.pending.to != "" {
-					notes = append(notes, "values "+p.pending.from+" -> "+p.pending.to)
+				if pending.to != "" {
+					notes = append(notes, "values "+pending.from+" -> "+pending.to)
 				}
-				if p.pending.keyTo != "" {
-					notes = append(notes, "map keys "+p.pending.keyFrom+" -> "+p.pending.keyTo)
+				if pending.keyTo != "" {
+					notes = append(notes, "map keys "+pending.keyFrom+" -> "+pending.keyTo)
 				}
 			}
 		}
