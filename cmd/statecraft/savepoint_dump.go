@@ -209,7 +209,6 @@ func dumpOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, state str
 // dumpWriter formats records as JSON lines, CSV or an aligned table.
 type dumpWriter struct {
 	format string
-	w      io.Writer
 	bw     *bufio.Writer // jsonl: one write(2) per 64 KiB, not per record
 	buf    []byte        // jsonl: the record being encoded, reused
 	enc    *json.Encoder
@@ -223,7 +222,7 @@ type dumpWriter struct {
 var dumpColumns = []string{"state", "subtask", "keyGroup", "key", "namespace", "userKey", "value", "ttlTimestamp", "kind", "timestamp", "mode", "index"}
 
 func newDumpWriter(w io.Writer, format string) *dumpWriter {
-	d := &dumpWriter{format: format, w: w}
+	d := &dumpWriter{format: format}
 	switch format {
 	case "jsonl":
 		d.bw = bufio.NewWriterSize(w, 64<<10)
