@@ -461,16 +461,12 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 	err = parallel(len(ranges), func(i int) error {
 		rg := ranges[i]
 		path := filepath.Join(s.stage, outs[i].name)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		of, err := createOutFile(path, header, 256<<10)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		bw := bufio.NewWriterSize(f, 256<<10)
-		w, err := keyed.NewWriter(bw, header)
-		if err != nil {
-			return err
-		}
+		defer of.f.Close()
+		f, bw, w := of.f, of.bw, of.w
 		offsets := make([]int64, rg.Len())
 		for _, c := range chunks[firstChunk[i]:firstChunk[i+1]] {
 			if c.big {

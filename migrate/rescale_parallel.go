@@ -182,16 +182,12 @@ func writePerSubtask(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.
 		rg := ranges[i]
 		trk := rk.forTask()
 		path := filepath.Join(s.stage, t.name)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		of, err := createOutFile(path, rk.header, 1<<20)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		bw := bufio.NewWriterSize(f, 1<<20)
-		w, err := keyed.NewWriter(bw, rk.header)
-		if err != nil {
-			return err
-		}
+		defer of.f.Close()
+		f, bw, w := of.f, of.bw, of.w
 		readers := blockReaders(srcs, rk.oldPrefix)
 		t.offsets = make([]int64, rg.Len())
 		t.counts = make([]int, len(rk.header.States))
@@ -468,17 +464,12 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 			t, rg := &tasks[i], ranges[i]
 			of := open[i]
 			if of == nil {
-				f, err := os.OpenFile(filepath.Join(s.stage, t.name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-				if err != nil {
+				var err error
+				if of, err = createOutFile(filepath.Join(s.stage, t.name), rk.header, 1<<20); err != nil {
 					fail(err)
 					break
 				}
-				of = &outFile{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
 				open[i] = of
-				if of.w, err = keyed.NewWriter(of.bw, rk.header); err != nil {
-					fail(err)
-					break
-				}
 				t.offsets = make([]int64, rg.Len())
 				t.counts = make([]int, len(rk.header.States))
 			}
@@ -532,11 +523,26 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 	return firstErr
 }
 
-// outFile is an output subtask's file the split path is writing.
+// outFile is an output subtask's file being written: the file, its buffer, the keyed writer.
 type outFile struct {
 	f  *os.File
 	bw *bufio.Writer
 	w  *keyed.Writer
+}
+
+// createOutFile creates a new state file at path (refusing one that exists) and writes the
+// header h through a buffer of bufSize bytes; finishFile completes it.
+func createOutFile(path string, h *keyed.Header, bufSize int) (*outFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	of := &outFile{f: f, bw: bufio.NewWriterSize(f, bufSize)}
+	if of.w, err = keyed.NewWriter(of.bw, h); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return of, nil
 }
 
 // streamSplit streams the one block of old key group g into its c new key groups g + j*oldMax,
