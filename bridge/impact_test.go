@@ -72,13 +72,12 @@ func ttlFixture(t *testing.T) (*plan.Plan, *savepoint.Savepoint, *Bridge, struct
 	return p, sp, b, run
 }
 
-// accStateStamps reads the aggregate's accState through the keyed reader's decoded records (not
-// the raw first 8 bytes Impact uses): each entry's TTL timestamp and stored size.
-func accStateStamps(t *testing.T, sp *savepoint.Savepoint) []ttlEntry {
+// eachEntry calls fn for every keyed-state entry of the savepoint operators whose UID pick
+// accepts; an error fails the test.
+func eachEntry(t *testing.T, sp *savepoint.Savepoint, pick func(uid string) bool, fn func(*keyed.Subtask, *keyed.Entry) error) {
 	t.Helper()
-	var out []ttlEntry
 	for _, op := range sp.Metadata.Operators {
-		if !strings.HasSuffix(op.UID, "_group-aggregate") {
+		if !pick(op.UID) {
 			continue
 		}
 		subs, closeAll, err := keyed.OpenSubtasks(sp, op)
@@ -87,26 +86,34 @@ func accStateStamps(t *testing.T, sp *savepoint.Savepoint) []ttlEntry {
 		}
 		defer closeAll()
 		for _, s := range subs {
-			err := s.Entries(func(e *keyed.Entry) error {
-				if s.Decoder.States[e.StateID].Meta.Name != "accState" {
-					return nil
-				}
-				rec, err := s.Decoder.Decode(e)
-				if err != nil {
-					return err
-				}
-				ts, ok := rec.TTL.(int64)
-				if !ok {
-					t.Fatalf("accState entry without an int64 TTL timestamp: %#v", rec.TTL)
-				}
-				out = append(out, ttlEntry{ts, int64(len(e.Key) + len(e.Value))})
-				return nil
-			})
-			if err != nil {
+			if err := s.Entries(func(e *keyed.Entry) error { return fn(s, e) }); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
+}
+
+// accStateStamps reads the aggregate's accState through the keyed reader's decoded records (not
+// the raw first 8 bytes Impact uses): each entry's TTL timestamp and stored size.
+func accStateStamps(t *testing.T, sp *savepoint.Savepoint) []ttlEntry {
+	t.Helper()
+	var out []ttlEntry
+	aggregate := func(uid string) bool { return strings.HasSuffix(uid, "_group-aggregate") }
+	eachEntry(t, sp, aggregate, func(s *keyed.Subtask, e *keyed.Entry) error {
+		if s.Decoder.States[e.StateID].Meta.Name != "accState" {
+			return nil
+		}
+		rec, err := s.Decoder.Decode(e)
+		if err != nil {
+			return err
+		}
+		ts, ok := rec.TTL.(int64)
+		if !ok {
+			t.Fatalf("accState entry without an int64 TTL timestamp: %#v", rec.TTL)
+		}
+		out = append(out, ttlEntry{ts, int64(len(e.Key) + len(e.Value))})
+		return nil
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].ts < out[j].ts })
 	return out
 }
@@ -284,53 +291,39 @@ func TestTTLStampsMatchDecoder(t *testing.T) {
 	defer sp.Close()
 	want := map[string]int{"attrs": 15, "recent": 5} // entries per TTL state (expect.json)
 	got := map[string]int{}
-	for _, op := range sp.Metadata.Operators {
-		if op.UID != "ttl-collections" {
-			continue
+	collections := func(uid string) bool { return uid == "ttl-collections" }
+	eachEntry(t, sp, collections, func(s *keyed.Subtask, e *keyed.Entry) error {
+		sd := s.Decoder.States[e.StateID]
+		if !sd.TTL {
+			return nil
 		}
-		subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+		stamps, err := ttlStamps(s.Decoder, e, sd)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		defer closeAll()
-		for _, s := range subs {
-			err := s.Entries(func(e *keyed.Entry) error {
-				sd := s.Decoder.States[e.StateID]
-				if !sd.TTL {
-					return nil
-				}
-				stamps, err := ttlStamps(s.Decoder, e, sd)
-				if err != nil {
-					return err
-				}
-				rec, err := s.Decoder.Decode(e)
-				if err != nil {
-					return err
-				}
-				var dec []int64
-				switch v := rec.TTL.(type) {
-				case int64:
-					dec = []int64{v}
-				case []int64:
-					dec = v
-				}
-				if len(stamps) == 0 || len(stamps) != len(dec) {
-					t.Errorf("%s key %v: stamps %v, decoder %v", sd.Meta.Name, rec.Key, stamps, dec)
-					return nil
-				}
-				for i := range dec {
-					if stamps[i] != dec[i] || stamps[i] <= 0 {
-						t.Errorf("%s key %v: stamp %d = %d, decoder %d", sd.Meta.Name, rec.Key, i, stamps[i], dec[i])
-					}
-				}
-				got[sd.Meta.Name]++
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
+		rec, err := s.Decoder.Decode(e)
+		if err != nil {
+			return err
+		}
+		var dec []int64
+		switch v := rec.TTL.(type) {
+		case int64:
+			dec = []int64{v}
+		case []int64:
+			dec = v
+		}
+		if len(stamps) == 0 || len(stamps) != len(dec) {
+			t.Errorf("%s key %v: stamps %v, decoder %v", sd.Meta.Name, rec.Key, stamps, dec)
+			return nil
+		}
+		for i := range dec {
+			if stamps[i] != dec[i] || stamps[i] <= 0 {
+				t.Errorf("%s key %v: stamp %d = %d, decoder %d", sd.Meta.Name, rec.Key, i, stamps[i], dec[i])
 			}
 		}
-	}
+		got[sd.Meta.Name]++
+		return nil
+	})
 	for k, n := range want {
 		if got[k] != n {
 			t.Errorf("%s: %d TTL entries checked, Flink read %d", k, got[k], n)
