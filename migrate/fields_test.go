@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/statecore/serializer"
 )
@@ -17,42 +16,28 @@ import (
 // when they differ from the POJO class.
 func valueShape(t *testing.T, sp *savepoint.Savepoint, sel Selector, state string) string {
 	t.Helper()
-	op, _ := sel.find(sp.Metadata)
-	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
-	if err != nil {
-		t.Fatal(err)
+	vs := valueSnapshot(t, sp, sel, state)
+	if vs == nil {
+		t.Fatalf("no state %q", state)
 	}
-	defer closeAll()
-	for _, sd := range subs[0].Decoder.States {
-		if sd.Meta.Name != state {
-			continue
-		}
-		vs := sd.Meta.Serializer(keyed.SerValue)
-		if sd.Kind == "list" || sd.Kind == "map" {
-			vs = vs.Nested[len(vs.Nested)-1]
-		}
-		vs = serializer.UnwrapTTL(vs)
-		var parts []string
-		if vs.IsPojo() {
-			for _, f := range vs.PojoFields {
-				p := f.Name + ":" + serializer.JavaType(f.Snapshot)
-				if f.Declaring != vs.TypeClass || f.Entry != f.Name {
-					p += "@" + f.Declaring + "/" + f.Entry
-				}
-				parts = append(parts, p)
+	var parts []string
+	if vs.IsPojo() {
+		for _, f := range vs.PojoFields {
+			p := f.Name + ":" + serializer.JavaType(f.Snapshot)
+			if f.Declaring != vs.TypeClass || f.Entry != f.Name {
+				p += "@" + f.Declaring + "/" + f.Entry
 			}
-			return vs.TypeClass + "{" + strings.Join(parts, ",") + "}"
+			parts = append(parts, p)
 		}
-		for _, n := range vs.Nested {
-			parts = append(parts, serializer.JavaType(n))
-		}
-		if !vs.IsRow() {
-			t.Fatalf("state %q holds %s, neither a Row nor a POJO", state, serializer.JavaType(vs))
-		}
-		return "Row<" + strings.Join(parts, ",") + ">"
+		return vs.TypeClass + "{" + strings.Join(parts, ",") + "}"
 	}
-	t.Fatalf("no state %q", state)
-	return ""
+	for _, n := range vs.Nested {
+		parts = append(parts, serializer.JavaType(n))
+	}
+	if !vs.IsRow() {
+		t.Fatalf("state %q holds %s, neither a Row nor a POJO", state, serializer.JavaType(vs))
+	}
+	return "Row<" + strings.Join(parts, ",") + ">"
 }
 
 // evolvedLines decodes op's state and returns its records as canonical JSON lines (object keys

@@ -700,8 +700,15 @@ func decoded(t *testing.T, sp *savepoint.Savepoint, sel Selector) map[string]map
 	return out
 }
 
-// types returns the value type of every keyed state of op, as inspect shows them.
+// valueType returns the value type of op's keyed state, as inspect shows it ("" if absent).
 func valueType(t *testing.T, sp *savepoint.Savepoint, sel Selector, state string) string {
+	t.Helper()
+	return serializer.JavaType(valueSnapshot(t, sp, sel, state))
+}
+
+// valueSnapshot returns the snapshot of the stored values of op's keyed state (the value
+// serializer, a list's element or a map's value serializer, TTL unwrapped), nil if absent.
+func valueSnapshot(t *testing.T, sp *savepoint.Savepoint, sel Selector, state string) *serializer.Snapshot {
 	t.Helper()
 	op, _ := sel.find(sp.Metadata)
 	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
@@ -716,10 +723,10 @@ func valueType(t *testing.T, sp *savepoint.Savepoint, sel Selector, state string
 			case "list", "map":
 				vs = vs.Nested[len(vs.Nested)-1]
 			}
-			return serializer.JavaType(serializer.UnwrapTTL(vs))
+			return serializer.UnwrapTTL(vs)
 		}
 	}
-	return ""
+	return nil
 }
 
 func TestStateSteps(t *testing.T) {
