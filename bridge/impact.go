@@ -258,7 +258,7 @@ func ttlStamps(d *keyed.Decoder, en *keyed.Entry, sd *keyed.StateDecoder) ([]int
 	case []int64:
 		return v, nil
 	case nil:
-		return nil, nil // a map entry whose value is null carries no timestamp
+		return nil, nil // a state without TTL: measure does not ask (null map values return above)
 	}
 	return nil, fmt.Errorf("TTL timestamp of type %T", rec.TTL)
 }
