@@ -23,10 +23,7 @@ import (
 // path, by per-subtask tasks or by the split path (each output subtask in one band of oldMax key
 // groups); TestRescale covers the rest with both spill budgets.
 func TestRescaleDirectSameBytes(t *testing.T) {
-	grown := filepath.Join(t.TempDir(), "grown")
-	if err := os.MkdirAll(grown, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	source := rescaleSources(t)
 	cases := []struct {
 		src     string
 		maxP, p int32
@@ -53,7 +50,6 @@ func TestRescaleDirectSameBytes(t *testing.T) {
 		{"grown", 256, 3, 4 << 10},
 		{"grown", 32, 2, 0},
 	}
-	grownOnce := false
 	splitCases := 0
 	defer func() {
 		if splitCases < 4 {
@@ -61,13 +57,7 @@ func TestRescaleDirectSameBytes(t *testing.T) {
 		}
 	}()
 	for _, c := range cases {
-		src := grown
-		if c.src != "grown" {
-			src = fixture(t, c.src)
-		} else if !grownOnce {
-			growSavepoint(t, grown, 3000)
-			grownOnce = true
-		}
+		src := source(c.src)
 		in := open(t, src)
 		for _, op := range in.Metadata.Operators {
 			if !hasKeyed(op) {
@@ -105,11 +95,7 @@ func TestRescaleDirectSameBytes(t *testing.T) {
 // and read back in source order. The ratios here take the spill path (neither max parallelism
 // divides the other, or the new one is more than maxDirectFactor times the old).
 func TestRescaleSpillSameBytes(t *testing.T) {
-	grown := filepath.Join(t.TempDir(), "grown")
-	if err := os.MkdirAll(grown, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	growSavepoint(t, grown, 3000)
+	source := rescaleSources(t)
 	cases := []struct {
 		src     string
 		maxP, p int32
@@ -126,10 +112,7 @@ func TestRescaleSpillSameBytes(t *testing.T) {
 		{"grown", 100, 3},
 	}
 	for _, c := range cases {
-		src := grown
-		if c.src != "grown" {
-			src = fixture(t, c.src)
-		}
+		src := source(c.src)
 		for _, op := range open(t, src).Metadata.Operators {
 			if hasKeyed(op) && directPlan(nil, op.MaxParallelism, c.maxP) != nil {
 				t.Fatalf("%s: %d -> %d takes the direct path", c.src, op.MaxParallelism, c.maxP)
@@ -144,6 +127,25 @@ func TestRescaleSpillSameBytes(t *testing.T) {
 			}
 			sameOutput(t, fmt.Sprintf("%s -> %d/%d budget %d", c.src, c.maxP, c.p, budget), spilled, mem)
 		}
+	}
+}
+
+// rescaleSources returns a function giving the directory of the fixture name, or for "grown" the
+// keyed-hashmap savepoint grown to 3,000 keys (growSavepoint), made on first use.
+func rescaleSources(t *testing.T) func(name string) string {
+	var grown string
+	return func(name string) string {
+		if name != "grown" {
+			return fixture(t, name)
+		}
+		if grown == "" {
+			grown = filepath.Join(t.TempDir(), "grown")
+			if err := os.MkdirAll(grown, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			growSavepoint(t, grown, 3000)
+		}
+		return grown
 	}
 }
 

@@ -3,7 +3,6 @@ package migrate
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -24,11 +23,7 @@ func init() {
 // split path, compressed and not. When scaling down, only new key groups fed by a single block
 // are streamed (the others are gathered); those cases check that mixing the two changes nothing.
 func TestRescaleStreamSameBytes(t *testing.T) {
-	grown := filepath.Join(t.TempDir(), "grown")
-	if err := os.MkdirAll(grown, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	growSavepoint(t, grown, 3000)
+	source := rescaleSources(t)
 	cases := []struct {
 		src      string
 		maxP, p  int32
@@ -51,10 +46,7 @@ func TestRescaleStreamSameBytes(t *testing.T) {
 	defer func(v int64) { streamBlockBytes = v }(streamBlockBytes)
 	const defaultStreamBlockBytes = 8 << 20
 	for _, c := range cases {
-		src := grown
-		if c.src != "grown" {
-			src = fixture(t, c.src)
-		}
+		src := source(c.src)
 		what := fmt.Sprintf("%s -> %d/%d", c.src, c.maxP, c.p)
 		steps := []Step{&Rescale{MaxParallelism: c.maxP, Parallelism: c.p}}
 		streamBlockBytes = defaultStreamBlockBytes
@@ -83,11 +75,7 @@ func TestRescaleStreamSameBytes(t *testing.T) {
 // include several sources feeding one key group (scaling down, keyed-par3: a state comes in one
 // run per source and must be regrouped as WriteKeyGroup regroups it) and timers.
 func TestRescaleSpillStreamSameBytes(t *testing.T) {
-	grown := filepath.Join(t.TempDir(), "grown")
-	if err := os.MkdirAll(grown, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	growSavepoint(t, grown, 3000)
+	source := rescaleSources(t)
 	cases := []struct {
 		src     string
 		maxP, p int32
@@ -102,10 +90,7 @@ func TestRescaleSpillStreamSameBytes(t *testing.T) {
 		{"grown", 100, 3},
 	}
 	for _, c := range cases {
-		src := grown
-		if c.src != "grown" {
-			src = fixture(t, c.src)
-		}
+		src := source(c.src)
 		what := fmt.Sprintf("%s -> %d/%d", c.src, c.maxP, c.p)
 		steps := []Step{&Rescale{MaxParallelism: c.maxP, Parallelism: c.p}}
 		before := streamedChunks.Load()
