@@ -107,6 +107,19 @@ func entryKey(e Entry) string {
 	return fmt.Sprintf("%d/%d/%x/%x", e.KeyGroup, e.StateID, e.Key, e.Value)
 }
 
+// withCompression returns a copy of h whose compression flag (in Raw, after the version int,
+// and in Compressed) is set to compressed, for writing h's streams both ways.
+func withCompression(h *Header, compressed bool) *Header {
+	hh := *h
+	hh.Raw = bytes.Clone(h.Raw)
+	hh.Raw[4] = 0
+	if compressed {
+		hh.Raw[4] = 1
+	}
+	hh.Compressed = compressed
+	return &hh
+}
+
 // TestWriterRoundTrip rewrites every real keyed-state stream with Writer, compressed and not,
 // and reads the result back: the same entries must come out, and Flink's own uncompressed
 // streams must be reproduced byte for byte when entries are written in file order.
@@ -117,15 +130,9 @@ func TestWriterRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, compressed := range []bool{false, true} {
-			hh := *h
-			hh.Raw = bytes.Clone(h.Raw)
-			hh.Raw[4] = 0
-			if compressed {
-				hh.Raw[4] = 1
-			}
-			hh.Compressed = compressed
+			hh := withCompression(h, compressed)
 			var buf bytes.Buffer
-			w, err := NewWriter(&buf, &hh)
+			w, err := NewWriter(&buf, hh)
 			if err != nil {
 				t.Fatal(err)
 			}

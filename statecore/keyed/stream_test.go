@@ -30,19 +30,13 @@ func TestStreamSameAsWriteKeyGroup(t *testing.T) {
 			runs[len(runs)-1] = append(runs[len(runs)-1], e)
 		}
 		for _, compressed := range []bool{false, true} {
-			hh := *h
-			hh.Raw = bytes.Clone(h.Raw)
-			hh.Raw[4] = 0
-			if compressed {
-				hh.Raw[4] = 1
-			}
-			hh.Compressed = compressed
+			hh := withCompression(h, compressed)
 			var want, got bytes.Buffer
-			ww, err := NewWriter(&want, &hh)
+			ww, err := NewWriter(&want, hh)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gw, err := NewWriter(&got, &hh)
+			gw, err := NewWriter(&got, hh)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +92,7 @@ func TestStreamSameAsWriteKeyGroup(t *testing.T) {
 				kh.Offsets[run[0].KeyGroup-int(kh.Range.Start)] = gotOffs[i]
 			}
 			var n int
-			if err := scanBytes(got.Bytes(), "streamed", &hh, &kh, f.maxPar, func(e *Entry) error {
+			if err := scanBytes(got.Bytes(), "streamed", hh, &kh, f.maxPar, func(e *Entry) error {
 				if n >= len(f.entries) || entryKey(*e) != entryKey(f.entries[n]) {
 					t.Fatalf("%s (compressed=%v): streamed entry #%d is %s", f.name, compressed, n, entryKey(*e))
 				}
@@ -192,19 +186,13 @@ func TestStreamLargeBlock(t *testing.T) {
 		entries = entries[:5000*len(h.States)]
 	}
 	for _, compressed := range []bool{false, true} {
-		hh := *h
-		hh.Raw = bytes.Clone(h.Raw)
-		hh.Raw[4] = 0
-		if compressed {
-			hh.Raw[4] = 1
-		}
-		hh.Compressed = compressed
+		hh := withCompression(h, compressed)
 		var want, got bytes.Buffer
-		ww, err := NewWriter(&want, &hh)
+		ww, err := NewWriter(&want, hh)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gw, err := NewWriter(&got, &hh)
+		gw, err := NewWriter(&got, hh)
 		if err != nil {
 			t.Fatal(err)
 		}
