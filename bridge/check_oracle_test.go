@@ -1,11 +1,11 @@
 package bridge
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/oracletest"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 )
@@ -17,9 +17,7 @@ import (
 // key's final row), and under NEW it is refused because NEW's aggregate has another UID. The
 // migrated case (NEW restoring after the rename) is TestOracleUpgradeRestores.
 func TestOracleCheckAgreesWithFlink(t *testing.T) {
-	if os.Getenv("STATECRAFT_ORACLE") != "1" {
-		t.Skip("set STATECRAFT_ORACLE=1 to have Flink 2.3.0 restore the plans (needs Java 17 and Maven)")
-	}
+	oracletest.Require(t, "to have Flink 2.3.0 restore the plans (needs Java 17 and Maven)")
 	_, _, sp, dir := upgradeFixture(t)
 	src := filepath.Join(dir, "savepoint")
 	spec := filepath.Join(dir, "spec.json")

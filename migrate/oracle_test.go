@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/oracletest"
 	"github.com/statecraft/statecraft/statecore/uid"
 )
 
@@ -86,12 +87,13 @@ func judgeSavepoint(t *testing.T, dir string, e expectation) ([]byte, error) {
 	if err := os.WriteFile(exp, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return runOracle("judge-savepoint", dir, exp)
+	return runOracle(t, "judge-savepoint", dir, exp)
 }
 
 // runOracle runs testdata/oracle/run.sh with args and returns its combined output.
-func runOracle(args ...string) ([]byte, error) {
-	return exec.Command(filepath.Join("..", "testdata", "oracle", "run.sh"), args...).CombinedOutput()
+func runOracle(t *testing.T, args ...string) ([]byte, error) {
+	t.Helper()
+	return exec.Command(oracletest.Script(t), args...).CombinedOutput()
 }
 
 // tail is the end of the oracle's output worth putting in a failure: Flink's log can be long,
@@ -128,9 +130,7 @@ func lastLine(b []byte) string {
 }
 
 func oracleOnly(t *testing.T) {
-	if os.Getenv("STATECRAFT_ORACLE") != "1" {
-		t.Skip("set STATECRAFT_ORACLE=1 to have Flink 2.3.0 restore the migrated savepoints (needs Java 17 and Maven)")
-	}
+	oracletest.Require(t, "to have Flink 2.3.0 restore the migrated savepoints (needs Java 17 and Maven)")
 }
 
 // TestOracleRenameUID: Flink restores savepoints whose operators statecraft renamed, finding every
@@ -443,7 +443,7 @@ func TestOracleRescaleSQL(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dst, _ := run(t, filepath.Join(dir, "savepoint"), Options{}, c.step)
 			abs := func(p string) string { a, _ := filepath.Abs(p); return a }
-			out, err := runOracle("judge-restore",
+			out, err := runOracle(t, "judge-restore",
 				abs(filepath.Join(dir, "old.plan.json")), abs(dst), abs(filepath.Join(dir, "spec.json")))
 			if err != nil {
 				t.Fatalf("Flink did not carry the SQL job's state on from the rescaled savepoint: %v\n%s", err, tail(out))

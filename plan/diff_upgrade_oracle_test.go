@@ -2,11 +2,12 @@ package plan
 
 import (
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/statecraft/statecraft/internal/oracletest"
 )
 
 // TestOracleFlink120Upgrade reruns the upgrade evidence behind plan diff's 1.20 -> 2.3 verdicts:
@@ -21,9 +22,7 @@ import (
 //     only rows that pass it, the 1.20 state holds every row, and the restored job retracts a
 //     row its sink never received.
 func TestOracleFlink120Upgrade(t *testing.T) {
-	if os.Getenv("STATECRAFT_ORACLE") != "1" {
-		t.Skip("set STATECRAFT_ORACLE=1 to have Flink 2.3.0 restore the Flink 1.20 savepoints (needs Java 17 and Maven)")
-	}
+	oracletest.Require(t, "to have Flink 2.3.0 restore the Flink 1.20 savepoints (needs Java 17 and Maven)")
 	evidence := upgradeEvidence(t)
 	for _, name := range []string{"dedup-keep-first", "changelog-normalize"} {
 		t.Run(name, func(t *testing.T) {
@@ -57,7 +56,7 @@ func judgeUpgrade(t *testing.T, planFile, spec, sp string) (string, int) {
 		}
 		return a
 	}
-	cmd := exec.Command(abs(filepath.Join("..", "testdata", "oracle", "run.sh")), "judge-plan", abs(planFile), abs(spec), abs(sp))
+	cmd := exec.Command(oracletest.Script(t), "judge-plan", abs(planFile), abs(spec), abs(sp))
 	b, err := cmd.CombinedOutput()
 	var lines []string
 	for _, l := range strings.Split(string(b), "\n") {

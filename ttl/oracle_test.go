@@ -8,15 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/statecraft/statecraft/internal/oracletest"
 )
 
 // TestOracleFlinkParsesEverythingWeWrite asks Flink 2.3.0 itself (the oracle's `durations` command)
 // to parse a wide spread of TTL texts statecraft writes, and checks that each comes back as the
 // same milliseconds. It starts a JVM, so it runs only with STATECRAFT_ORACLE=1.
 func TestOracleFlinkParsesEverythingWeWrite(t *testing.T) {
-	if os.Getenv("STATECRAFT_ORACLE") != "1" {
-		t.Skip("set STATECRAFT_ORACLE=1 to run against Flink (needs Java 17 and Maven)")
-	}
+	oracletest.Require(t, "to run against Flink (needs Java 17 and Maven)")
 	var vals []int64
 	for _, v := range []int64{0, 1, 999, 1000, 1001, 59999, 60000, 61000, 90000, 3599999, 3600000, 5400000,
 		86399999, 86400000, 86400001, 90061000, 604800000, 9223372036854775807, 9223372036828800000,
@@ -39,7 +39,7 @@ func TestOracleFlinkParsesEverythingWeWrite(t *testing.T) {
 	if err := os.WriteFile(file, in.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(repoRoot(t), "testdata", "oracle", "run.sh"), "durations", file)
+	cmd := exec.Command(oracletest.Script(t), "durations", file)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

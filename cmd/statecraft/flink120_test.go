@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/oracletest"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 )
 
@@ -164,14 +165,9 @@ func TestFlink120ComparisonDetectsDifferences(t *testing.T) {
 //   - `statecraft migrate rescale` on a 1.20 savepoint (max parallelism 128 -> 256) is accepted
 //     by Flink 1.20 itself with the same state, and the same judge rejects a tampered expectation.
 func TestOracleFlink120(t *testing.T) {
-	if os.Getenv("STATECRAFT_ORACLE") != "1" {
-		t.Skip("set STATECRAFT_ORACLE=1 to run against Flink (needs Java 17 and Maven)")
-	}
+	oracletest.Require(t, "to run against Flink (needs Java 17 and Maven)")
 	fixtures := flink120Fixtures(t)
-	runSh, err := filepath.Abs(filepath.Join("..", "..", "testdata", "oracle", "run.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	runSh := oracletest.Script(t)
 	judge := func(version, dir, exp string) (bool, string) {
 		cmd := exec.Command(runSh, "judge-savepoint", dir, exp)
 		cmd.Env = append(os.Environ(), "FLINK_VERSION="+version)

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/statecraft/statecraft/internal/oracletest"
 )
 
 // TestOracleJudgesEditedPlans edits each judge plan the oracle compiled
@@ -18,9 +20,7 @@ import (
 // unedited plan (all TTLs 0 ms = never) must be rejected by the same spec. Runs only with
 // STATECRAFT_ORACLE=1 (it starts a Flink MiniCluster per run).
 func TestOracleJudgesEditedPlans(t *testing.T) {
-	if os.Getenv("STATECRAFT_ORACLE") != "1" {
-		t.Skip("set STATECRAFT_ORACLE=1 to run against Flink (needs Java 17 and Maven)")
-	}
+	oracletest.Require(t, "to run against Flink (needs Java 17 and Maven)")
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func TestOracleJudgesEditedPlans(t *testing.T) {
 	if len(specs) == 0 {
 		t.Skip("no judge specs in testdata/plans/specs yet")
 	}
-	runSh := filepath.Join(root, "testdata", "oracle", "run.sh")
+	runSh := oracletest.Script(t)
 	for _, spec := range specs {
 		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(spec), ".json"), ".spec")
 		t.Run(name, func(t *testing.T) {
