@@ -240,8 +240,14 @@ var testHookBeforeVerify func(stage string)
 // stageInfix names staging directories: DST.statecraft-tmp-XXXX.
 const stageInfix = ".statecraft-tmp-"
 
+// inside reports whether path p is dir or lies below it (lexically).
+func inside(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
 func checkTarget(srcDir, dst string) error {
-	if rel, err := filepath.Rel(srcDir, dst); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+	if inside(srcDir, dst) {
 		return fmt.Errorf("output %s is inside the source savepoint %s (refused: the source is never modified)", dst, srcDir)
 	}
 	// The same check on the real paths: DST's parent may be a symbolic link into the source,
@@ -249,7 +255,7 @@ func checkTarget(srcDir, dst string) error {
 	realSrc, err1 := filepath.EvalSymlinks(srcDir)
 	realParent, err2 := filepath.EvalSymlinks(filepath.Dir(dst))
 	if err1 == nil && err2 == nil {
-		if rel, err := filepath.Rel(realSrc, filepath.Join(realParent, filepath.Base(dst))); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+		if inside(realSrc, filepath.Join(realParent, filepath.Base(dst))) {
 			return fmt.Errorf("output %s is inside the source savepoint %s through a symbolic link (refused: the source is never modified)", dst, srcDir)
 		}
 	}
