@@ -500,7 +500,7 @@ func judge(d *NodeDiff) {
 			case c.Detail != "":
 				what += ": " + c.Detail
 			case c.Old != "" || c.New != "":
-				what += fmt.Sprintf(" %s -> %s", shortText(c.Old, 40), shortText(c.New, 40))
+				what += fmt.Sprintf(" %s -> %s", ShortText(c.Old, 40), ShortText(c.New, 40))
 			}
 			switch c.Kind {
 			case "version":

@@ -84,7 +84,7 @@ func addedByNewerFlink(d *NodeDiff, c FieldChange) (string, bool) {
 		}
 		if f.unread != nil {
 			if why := f.unread(d.newNode); why != "" {
-				return fmt.Sprintf("field added by Flink %s that this operator does not read: %s = %s (%s)", nv, f.member, shortText(c.New, 20), why), true
+				return fmt.Sprintf("field added by Flink %s that this operator does not read: %s = %s (%s)", nv, f.member, ShortText(c.New, 20), why), true
 			}
 		}
 		if f.breaks != "" {

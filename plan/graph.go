@@ -65,7 +65,7 @@ func buildGraph(p *Plan, findings []Finding) graphModel {
 			continue // duplicate id: Validate reports it; draw the first only
 		}
 		class, _ := n.Classify()
-		lines := []string{fmt.Sprintf("%d: %s", n.ID, n.Type), shortText(labelDesc(n.Description), maxLabelDesc)}
+		lines := []string{fmt.Sprintf("%d: %s", n.ID, n.Type), ShortText(labelDesc(n.Description), maxLabelDesc)}
 		switch class {
 		case TTLConfigurable:
 			for _, s := range n.State {
@@ -109,8 +109,8 @@ func labelDesc(s string) string {
 	return strings.ReplaceAll(s, "default_catalog.default_database.", "")
 }
 
-// shortText cuts s to n runes, marking the cut.
-func shortText(s string, n int) string {
+// ShortText cuts s to at most n runes, ending in "..." when it was longer.
+func ShortText(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s

@@ -17,15 +17,6 @@ func readPlan(c *cli.Context, what string) (*plan.Plan, error) {
 	return readPlanArg(c, c.Args().First())
 }
 
-// shorten cuts s to at most n runes, marking the cut with "...".
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-3]) + "..."
-}
-
 // listRow is one state entry as `plan ttl list --json` prints it.
 type listRow struct {
 	Node        int    `json:"node"`
@@ -101,7 +92,7 @@ func printList(w io.Writer, l listOutput) {
 			if r.Error != "" {
 				human = "INVALID"
 			}
-			fmt.Fprintf(tw, "%d\t%s_%d\t%d %s\t%s\t%s\t%s\t%s\n", r.Node, r.Type, r.Version, r.Index, r.Name, in, r.TTL, human, shorten(r.Description, 60))
+			fmt.Fprintf(tw, "%d\t%s_%d\t%d %s\t%s\t%s\t%s\t%s\n", r.Node, r.Type, r.Version, r.Index, r.Name, in, r.TTL, human, plan.ShortText(r.Description, 60))
 		}
 		tw.Flush()
 	}
