@@ -286,7 +286,7 @@ func writeNode(w io.Writer, d *plan.NodeDiff, p palette) {
 	if d.New != nil {
 		desc = d.New
 	}
-	fmt.Fprintf(w, "    %s%s%s\n", p.dim, shorten(desc.Description, 110), p.reset)
+	fmt.Fprintf(w, "    %s%s%s\n", p.dim, plan.ShortText(desc.Description, 110), p.reset)
 	if d.Reason != "" && d.Verdict > plan.Identical {
 		fmt.Fprintf(w, "    why: %s\n", d.Reason)
 	}
@@ -296,11 +296,11 @@ func writeNode(w io.Writer, d *plan.NodeDiff, p palette) {
 		case "ttl":
 			line = fmt.Sprintf("ttl %s (%q -> %q)", fc.Detail, fc.Old, fc.New)
 		case "description":
-			line = fmt.Sprintf("description: %s -> %s", shorten(fc.Old, 70), shorten(fc.New, 70))
+			line = fmt.Sprintf("description: %s -> %s", plan.ShortText(fc.Old, 70), plan.ShortText(fc.New, 70))
 		case "output-type", "input-type":
 			what := fc.Detail
 			if what == "" {
-				what = shorten(fc.Old, 60) + " -> " + shorten(fc.New, 60)
+				what = plan.ShortText(fc.Old, 60) + " -> " + plan.ShortText(fc.New, 60)
 			}
 			line = fmt.Sprintf("%s %s: %s", fc.Kind, fc.Path, what)
 		default:
@@ -340,5 +340,5 @@ func valueText(s string) string {
 	if s == "" {
 		return "(none)"
 	}
-	return shorten(s, 60)
+	return plan.ShortText(s, 60)
 }
