@@ -979,17 +979,27 @@ func (p *progress) add(pass int, n, records int64) {
 	defer p.mu.Unlock()
 	p.done2[pass] += n
 	p.records += records
-	now := time.Now()
-	if now.Sub(p.last) < 500*time.Millisecond {
+	now, show := p.due()
+	if !show {
 		return
 	}
-	p.last = now
 	doneBytes := p.done2[1] + p.done2[2]
 	el := now.Sub(p.start).Seconds()
 	rate := float64(doneBytes) / max(el, 1e-3)
 	left := float64(2*p.total-doneBytes) / max(rate, 1)
 	fmt.Fprintf(p.w, "\r%s: pass %d/2, %d records, %.1f MiB, %.1f MiB/s, ~%.0fs left   ", p.what, pass, p.records,
 		float64(doneBytes)/(1<<20), rate/(1<<20), max(left, 0))
+}
+
+// due reports whether the progress line is to be printed now (at most twice a second), and
+// when it is, notes the time. The caller holds p.mu.
+func (p *progress) due() (time.Time, bool) {
+	now := time.Now()
+	if now.Sub(p.last) < 500*time.Millisecond {
+		return now, false
+	}
+	p.last = now
+	return now, true
 }
 
 // addBytes counts n bytes and records of the direct path, which reads in one pass.
@@ -1001,11 +1011,10 @@ func (p *progress) addBytes(n, records int64) {
 	defer p.mu.Unlock()
 	p.done2[1] += n
 	p.records += records
-	now := time.Now()
-	if now.Sub(p.last) < 500*time.Millisecond {
+	now, show := p.due()
+	if !show {
 		return
 	}
-	p.last = now
 	el := now.Sub(p.start).Seconds()
 	rate := float64(p.done2[1]) / max(el, 1e-3)
 	// A source block may be read by more than one output task, so the bytes read can pass the
