@@ -134,9 +134,7 @@ func writeComposite(w *javaio.Writer, s *Snapshot, field string, depth int) erro
 		w.I32(s.OuterVersion)
 	}
 	switch s.Class {
-	case classTuple:
-		w.UTF(s.TypeClass)
-	case classGenericArray:
+	case classTuple, classGenericArray: // the tuple class, the array's component class
 		w.UTF(s.TypeClass)
 	case classRow:
 		// Outer version 3 implies RowKind support without writing it; older ones have none.
