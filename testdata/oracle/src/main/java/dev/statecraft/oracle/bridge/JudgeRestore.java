@@ -1,6 +1,7 @@
 package dev.statecraft.oracle.bridge;
 
 import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.plans.PlanJudge;
 import dev.statecraft.oracle.plans.Script;
 import java.io.File;
 import java.nio.file.Path;
@@ -119,13 +120,8 @@ public final class JudgeRestore {
         return last;
     }
 
-    /** The outer message and the root cause, which for a refused restore is Flink's explanation. */
+    /** judge-plan's rootMessage, of the exception inside any ExecutionException wrapping. */
     static String rootMessage(Throwable e) {
-        Throwable t = ExceptionUtils.stripExecutionException(e);
-        Throwable root = t;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return root == t ? String.valueOf(t.getMessage()) : t.getMessage() + " <- " + root.getClass().getSimpleName() + ": " + root.getMessage();
+        return PlanJudge.rootMessage(ExceptionUtils.stripExecutionException(e));
     }
 }

@@ -215,7 +215,7 @@ public final class PlanJudge {
     }
 
     /** The outer message and the root cause, which for a refused restore is Flink's explanation. */
-    static String rootMessage(Throwable e) {
+    public static String rootMessage(Throwable e) {
         Throwable root = e;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
