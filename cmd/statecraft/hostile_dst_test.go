@@ -20,20 +20,20 @@ func TestHostileDestination(t *testing.T) {
 		refuse string                                     // "" when the run may succeed
 	}{
 		{"DST is a symlink to an empty sentinel directory", func(t *testing.T, work, sp string) string {
-			os.Mkdir(filepath.Join(work, "sentinel", "empty"), 0o755)
-			os.Symlink(filepath.Join(work, "sentinel", "empty"), filepath.Join(work, "dst"))
+			setupOK(t, os.Mkdir(filepath.Join(work, "sentinel", "empty"), 0o755))
+			setupOK(t, os.Symlink(filepath.Join(work, "sentinel", "empty"), filepath.Join(work, "dst")))
 			return filepath.Join(work, "dst")
 		}, ""},
 		{"DST is a dangling symlink into the sentinel", func(t *testing.T, work, sp string) string {
-			os.Symlink(filepath.Join(work, "sentinel", "nothing-here"), filepath.Join(work, "dst"))
+			setupOK(t, os.Symlink(filepath.Join(work, "sentinel", "nothing-here"), filepath.Join(work, "dst")))
 			return filepath.Join(work, "dst")
 		}, "not a directory"},
 		{"DST's parent is a symlink to the source", func(t *testing.T, work, sp string) string {
-			os.Symlink(sp, filepath.Join(work, "link"))
+			setupOK(t, os.Symlink(sp, filepath.Join(work, "link")))
 			return filepath.Join(work, "link", "out")
 		}, "inside the source savepoint"},
 		{"DST is the source through a symlink", func(t *testing.T, work, sp string) string {
-			os.Symlink(sp, filepath.Join(work, "link"))
+			setupOK(t, os.Symlink(sp, filepath.Join(work, "link")))
 			return filepath.Join(work, "link")
 		}, "is not empty"},
 		{"DST is the source's _metadata", func(t *testing.T, work, sp string) string {
@@ -44,8 +44,8 @@ func TestHostileDestination(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			work := t.TempDir()
 			sp, _ := hostileSetup(t, "keyed-hashmap", work)
-			os.Mkdir(filepath.Join(work, "sentinel"), 0o755)
-			os.WriteFile(filepath.Join(work, "sentinel", "keep"), []byte("sentinel"), 0o644)
+			setupOK(t, os.Mkdir(filepath.Join(work, "sentinel"), 0o755))
+			setupOK(t, os.WriteFile(filepath.Join(work, "sentinel", "keep"), []byte("sentinel"), 0o644))
 			dst := c.setup(t, work, sp)
 			spTree := crashtest.Snapshot(t, sp)
 			sentinel := crashtest.Snapshot(t, filepath.Join(work, "sentinel"))
@@ -71,5 +71,14 @@ func TestHostileDestination(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// setupOK stops the test when building its hostile layout failed: a symlink not made would leave
+// an ordinary DST, and the case would pass without testing anything.
+func setupOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("setup: %v", err)
 	}
 }
