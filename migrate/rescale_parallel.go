@@ -67,7 +67,9 @@ const maxDirectFactor = 4
 // source block, which Flink's reader may accept but no oracle case has proven; it is gathered
 // as before, so a hot key still costs its key group's bytes there. A variable so that tests can
 // stream every block.
-var streamBlockBytes int64 = 8 << 20
+var streamBlockBytes int64 = defaultStreamBlockBytes
+
+const defaultStreamBlockBytes = 8 << 20
 
 // streamedBlocks counts the source blocks streamed, so that a test can tell the path was taken.
 var streamedBlocks atomic.Int64

@@ -44,7 +44,6 @@ func TestRescaleStreamSameBytes(t *testing.T) {
 		{"grown", 32, 2, false},
 	}
 	defer func(v int64) { streamBlockBytes = v }(streamBlockBytes)
-	const defaultStreamBlockBytes = 8 << 20
 	for _, c := range cases {
 		src := source(c.src)
 		what := fmt.Sprintf("%s -> %d/%d", c.src, c.maxP, c.p)
