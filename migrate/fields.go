@@ -220,10 +220,6 @@ func defaultBytes(a AddField) ([]byte, error) {
 		return nil, nil
 	}
 	v := a.Default
-	bad := func() ([]byte, error) {
-		return nil, fmt.Errorf("default %q is not a literal of type %s", v, a.Type)
-	}
-	var b []byte
 	switch a.Type {
 	case "String":
 		return encodeSimple(v, "String")
@@ -234,35 +230,18 @@ func defaultBytes(a AddField) ([]byte, error) {
 		case "false":
 			return []byte{0}, nil
 		}
-		return bad()
-	case "Float", "Double":
-		bits := 64
-		if a.Type == "Float" {
-			bits = 32
+	case "Float":
+		// Parsed straight to the nearest float32 (convertValue goes through float64).
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 32); err == nil {
+			return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(f))), nil
 		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), bits)
-		if err != nil {
-			return bad()
+	default:
+		// The integer types and Double: the parsing and range checks of a String retype.
+		if b, err := convertValue(strings.TrimSpace(v), "String", a.Type); err == nil {
+			return b, nil
 		}
-		if bits == 32 {
-			return binary.BigEndian.AppendUint32(b, math.Float32bits(float32(f))), nil
-		}
-		return binary.BigEndian.AppendUint64(b, math.Float64bits(f)), nil
 	}
-	size := map[string]int{"Byte": 8, "Short": 16, "Integer": 32, "Long": 64}[a.Type]
-	i, err := strconv.ParseInt(strings.TrimSpace(v), 10, size)
-	if err != nil {
-		return bad()
-	}
-	switch size {
-	case 8:
-		return []byte{byte(i)}, nil
-	case 16:
-		return binary.BigEndian.AppendUint16(b, uint16(i)), nil
-	case 32:
-		return binary.BigEndian.AppendUint32(b, uint32(i)), nil
-	}
-	return binary.BigEndian.AppendUint64(b, uint64(i)), nil
+	return nil, fmt.Errorf("default %q is not a literal of type %s", v, a.Type)
 }
 
 // rewrite converts one Row or POJO value at in to the new layout, appending it to out.
