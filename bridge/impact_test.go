@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statecraft/statecraft/internal/oracletest"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/savepoint"
@@ -210,9 +211,7 @@ func TestImpactUnknownWithoutTTL(t *testing.T) {
 // accumulator (each key starts again at count 1); where it says none is (TTL 1000 days), every
 // key goes on from its old count (count 2). judge-restore compares every key's final row.
 func TestOracleImpactMatchesFlinkExpiry(t *testing.T) {
-	if os.Getenv("STATECRAFT_ORACLE") != "1" {
-		t.Skip("set STATECRAFT_ORACLE=1 to have Flink 2.3.0 restore the TTL savepoint (needs Java 17 and Maven)")
-	}
+	oracletest.Require(t, "to have Flink 2.3.0 restore the TTL savepoint (needs Java 17 and Maven)")
 	p, sp, b, run := ttlFixture(t)
 	stamps := accStateStamps(t, sp)
 	entries, err := p.Select(plan.Selector{All: true, StateIdx: -1})

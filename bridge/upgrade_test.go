@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/oracletest"
 	"github.com/statecraft/statecraft/migrate"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/statecraft/statecraft/statecore/savepoint"
@@ -206,9 +207,7 @@ func TestUpgradeTable(t *testing.T) {
 // the old counts (judge-restore compares every key's final row); the same restore without the
 // migration is refused by Flink, so the judge can fail.
 func TestOracleUpgradeRestores(t *testing.T) {
-	if os.Getenv("STATECRAFT_ORACLE") != "1" {
-		t.Skip("set STATECRAFT_ORACLE=1 to have Flink 2.3.0 restore the upgraded savepoint (needs Java 17 and Maven)")
-	}
+	oracletest.Require(t, "to have Flink 2.3.0 restore the upgraded savepoint (needs Java 17 and Maven)")
 	oldp, newp, sp, dir := upgradeFixture(t)
 	r, err := Upgrade(oldp, newp, plan.UIDOptions{}, sp, CheckOptions{})
 	if err != nil {
