@@ -131,8 +131,8 @@ func (r *Retype) planFields(t *serializer.Snapshot) (*fieldPlan, error) {
 		}
 		p.defs = append(p.defs, def)
 		if p.row {
-			pos, err := strconv.Atoi(strings.TrimPrefix(a.Name, "f"))
-			if !strings.HasPrefix(a.Name, "f") || err != nil || pos < 0 || pos > len(cur) {
+			pos, ok := fieldPos(a.Name, len(cur))
+			if !ok {
 				return nil, fmt.Errorf("state %q: new Row field %q: want f0..f%d, the position it takes (f%d appends)", r.State, a.Name, len(cur), len(cur))
 			}
 			cur = slices.Insert(cur, pos, -k-1)

@@ -290,8 +290,8 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 				if tup == nil || tup.Class != snapTuple {
 					return nil, nil, fmt.Errorf("%s: state %q holds %s, not a tuple; field %q names a tuple field", name, r.State, serializer.JavaType(tup), r.Field)
 				}
-				idx, err := strconv.Atoi(strings.TrimPrefix(r.Field, "f"))
-				if !strings.HasPrefix(r.Field, "f") || err != nil || idx < 0 || idx >= len(tup.Nested) {
+				idx, ok := fieldPos(r.Field, len(tup.Nested)-1)
+				if !ok {
 					return nil, nil, fmt.Errorf("state %q: field %q: want f0..f%d of %s", r.State, r.Field, len(tup.Nested)-1, serializer.JavaType(tup))
 				}
 				rs.field = idx
@@ -385,6 +385,13 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 	ch := change(op, before, after)
 	ch.Note = strings.Join(notes, ", ")
 	return &StepReport{Step: r.Describe(), Operators: []OperatorChange{ch}}, nil
+}
+
+// fieldPos reads a tuple or Row field named by position, fN, with N in [0, max].
+func fieldPos(name string, max int) (int, bool) {
+	n, ok := strings.CutPrefix(name, "f")
+	i, err := strconv.Atoi(n)
+	return i, ok && err == nil && i >= 0 && i <= max
 }
 
 // replaceSnapshot returns a copy of meta with the bytes of snapshot t, read from meta, replaced by
