@@ -213,17 +213,24 @@ func kinds() string {
 	return strings.Join(k, ", ")
 }
 
-// dropFields reads a retype's drop-field: one name, a comma-separated list, or a YAML list.
-func dropFields(n *yaml.Node) ([]string, error) {
-	var items []*yaml.Node
+// oneOrList returns the items of a value that is one node of kind one or a list of them (none
+// when the key is absent); ok is false for any other node.
+func oneOrList(n *yaml.Node, one yaml.Kind) (items []*yaml.Node, ok bool) {
 	switch n.Kind {
 	case 0:
-		return nil, nil
-	case yaml.ScalarNode:
-		items = []*yaml.Node{n}
+		return nil, true
+	case one:
+		return []*yaml.Node{n}, true
 	case yaml.SequenceNode:
-		items = n.Content
-	default:
+		return n.Content, true
+	}
+	return nil, false
+}
+
+// dropFields reads a retype's drop-field: one name, a comma-separated list, or a YAML list.
+func dropFields(n *yaml.Node) ([]string, error) {
+	items, ok := oneOrList(n, yaml.ScalarNode)
+	if !ok {
 		return nil, fmt.Errorf("line %d: retype: drop-field: want a field name or a list of them", n.Line)
 	}
 	var out []string
@@ -244,15 +251,8 @@ func dropFields(n *yaml.Node) ([]string, error) {
 // addFields reads a retype's add-field: one {name, type, default} mapping or a list of them.
 // default is required; YAML null (null, ~) gives a null default, a quoted "null" the string.
 func addFields(n *yaml.Node) ([]AddField, error) {
-	var items []*yaml.Node
-	switch n.Kind {
-	case 0:
-		return nil, nil
-	case yaml.MappingNode:
-		items = []*yaml.Node{n}
-	case yaml.SequenceNode:
-		items = n.Content
-	default:
+	items, ok := oneOrList(n, yaml.MappingNode)
+	if !ok {
 		return nil, fmt.Errorf("line %d: retype: add-field: want {name, type, default} or a list of them", n.Line)
 	}
 	var out []AddField
