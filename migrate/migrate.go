@@ -170,12 +170,12 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	// Runs that keep every state byte (UID renames) are verified by file identity instead of
 	// digests (see verifyUnchanged), so the source is not read for them.
 	byIdentity := !opt.NoVerify && keepsStateBytes(steps)
-	if byIdentity {
+	switch {
+	case byIdentity:
 		if err = CheckSource(sp); err != nil {
 			return nil, fmt.Errorf("check the source: %w", err)
 		}
-	}
-	if !opt.NoVerify && !byIdentity {
+	case !opt.NoVerify:
 		if s.digest, err = DigestOf(sp); err != nil {
 			return nil, fmt.Errorf("checksum the source: %w", err)
 		}
