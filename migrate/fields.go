@@ -367,12 +367,7 @@ func (r *Retype) applyFields(s *session) (*StepReport, error) {
 			return p.metas, identity(len(p.metas)), nil
 		}
 		found = true
-		m, err := parseMeta(p.metas[i], name)
-		if err != nil {
-			return nil, nil, err
-		}
-		kind := m.StateKind()
-		_, elem, err := valueSlot(m, name, r.State, "fields change in")
+		kind, _, elem, err := valueSlot(p.metas[i], name, r.State, "fields change in")
 		if err != nil {
 			return nil, nil, err
 		}

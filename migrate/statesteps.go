@@ -258,12 +258,7 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 			return p.metas, identity(len(p.metas)), nil
 		}
 		found = true
-		m, err := parseMeta(p.metas[i], name)
-		if err != nil {
-			return nil, nil, err
-		}
-		kind := m.StateKind()
-		vs, elem, err := valueSlot(m, name, r.State, "retype supports")
+		kind, vs, elem, err := valueSlot(p.metas[i], name, r.State, "retype supports")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -400,25 +395,30 @@ func replaceSnapshot(meta []byte, t *serializer.Snapshot, enc []byte) []byte {
 	return append(append(append([]byte{}, meta[:t.Offset]...), enc...), meta[t.End:]...)
 }
 
-// valueSlot finds, in a value, list or map state's meta information, the value serializer (vs)
-// and the snapshot slot holding the stored values (elem): the value serializer itself, a list's
-// element or a map's value serializer, TTL-wrapped or not. Other kinds of state are refused:
+// valueSlot reads a value, list or map state's meta information (its bytes in the header) and
+// returns the state's kind, its value serializer (vs) and the snapshot slot holding the stored
+// values (elem): the value serializer itself, a list's element or a map's value serializer,
+// TTL-wrapped or not. Other kinds of state are refused:
 // "<name>: state "s" is a reducing state; <what> value, list and map states".
-func valueSlot(m *keyed.StateMeta, name, state, what string) (vs, elem *serializer.Snapshot, err error) {
-	kind := m.StateKind()
+func valueSlot(meta []byte, name, state, what string) (kind string, vs, elem *serializer.Snapshot, err error) {
+	m, err := parseMeta(meta, name)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	kind = m.StateKind()
 	vs = m.Serializer(keyed.SerValue)
 	elem = vs
 	switch kind {
 	case "value":
 	case "list", "map":
 		if vs == nil || len(vs.Nested) < 1 {
-			return nil, nil, fmt.Errorf("%s: %s state %q: serializer has no element serializer", name, kind, state)
+			return "", nil, nil, fmt.Errorf("%s: %s state %q: serializer has no element serializer", name, kind, state)
 		}
 		elem = vs.Nested[len(vs.Nested)-1]
 	default:
-		return nil, nil, fmt.Errorf("%s: state %q is a %s state; %s value, list and map states", name, state, kind, what)
+		return "", nil, nil, fmt.Errorf("%s: state %q is a %s state; %s value, list and map states", name, state, kind, what)
 	}
-	return vs, elem, nil
+	return kind, vs, elem, nil
 }
 
 // convertKey re-encodes the map user key at the end of a map entry's key:
