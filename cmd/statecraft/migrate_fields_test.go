@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,15 +74,8 @@ func TestMigrateRetypeFieldFlags(t *testing.T) {
 			for i, a := range c.args {
 				args[i] = strings.ReplaceAll(a, "DST", dst)
 			}
-			var out, errb bytes.Buffer
-			code := run(args, &out, &errb)
-			if code != c.code || !strings.Contains(out.String(), c.stdout) || !strings.Contains(errb.String(), c.stderr) {
-				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout ~ %q, stderr ~ %q", code, c.code, out.String(), errb.String(), c.stdout, c.stderr)
-			}
+			runMigrate(t, args, dst, c.code, c.stdout, c.stderr)
 			if c.code != 0 {
-				if _, err := os.Stat(dst); err == nil {
-					t.Error("a failed run created DST")
-				}
 				return
 			}
 			vals := stateValues(t, dst, c.state)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -18,6 +17,21 @@ func migrateFixture(t *testing.T, name string) string {
 		t.Skipf("fixture %s not present", name)
 	}
 	return dir
+}
+
+// runMigrate runs the CLI with args and fails t unless it exits with code and its stdout and
+// stderr contain the given substrings; a failed run must not create dst.
+func runMigrate(t *testing.T, args []string, dst string, code int, stdout, stderr string) {
+	t.Helper()
+	got, out, errs := runCLI(args...)
+	if got != code || !strings.Contains(out, stdout) || !strings.Contains(errs, stderr) {
+		t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout ~ %q, stderr ~ %q", got, code, out, errs, stdout, stderr)
+	}
+	if code != 0 {
+		if _, err := os.Stat(dst); err == nil {
+			t.Error("a failed run created DST")
+		}
+	}
 }
 
 func TestMigrateCLI(t *testing.T) {
@@ -89,16 +103,7 @@ func TestMigrateCLI(t *testing.T) {
 			for i, a := range c.args {
 				args[i] = strings.NewReplacer("DST", dst, "REPORT", filepath.Join(dir, "report.json")).Replace(a)
 			}
-			var out, errb bytes.Buffer
-			code := run(args, &out, &errb)
-			if code != c.code || !strings.Contains(out.String(), c.stdout) || !strings.Contains(errb.String(), c.stderr) {
-				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout ~ %q, stderr ~ %q", code, c.code, out.String(), errb.String(), c.stdout, c.stderr)
-			}
-			if c.code != 0 {
-				if _, err := os.Stat(dst); err == nil {
-					t.Error("a failed run created DST")
-				}
-			}
+			runMigrate(t, args, dst, c.code, c.stdout, c.stderr)
 			if c.check != nil {
 				c.check(t, dst)
 			}
