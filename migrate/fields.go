@@ -187,19 +187,16 @@ func (r *Retype) planFields(t *serializer.Snapshot) (*fieldPlan, error) {
 	p.out = cur
 	p.snap = &snap
 	// The note shows a Row by its field types (its fields have no names), a POJO by its names.
+	label := newName
+	if p.row {
+		label = func(j int) string { return serializer.JavaType(newSnap(j)) }
+	}
 	var from, to []string
 	for i := range names {
-		from = append(from, names[i])
-		if p.row {
-			from[i] = serializer.JavaType(snaps[i])
-		}
+		from = append(from, label(i))
 	}
 	for _, j := range cur {
-		if p.row {
-			to = append(to, serializer.JavaType(newSnap(j)))
-		} else {
-			to = append(to, newName(j))
-		}
+		to = append(to, label(j))
 	}
 	if p.row {
 		p.note = "Row<" + strings.Join(from, ",") + "> -> Row<" + strings.Join(to, ",") + ">"
