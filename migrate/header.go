@@ -21,8 +21,6 @@ type headerParts struct {
 	prefix []byte
 	names  []string
 	metas  [][]byte // each state's StateMeta bytes, in header order
-	// pending carries what a header edit decided to a value edit of the same subtask.
-	pending *retypeState
 }
 
 func splitHeader(h *keyed.Header, name string) (*headerParts, error) {
