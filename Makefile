@@ -5,12 +5,18 @@ FLINK_VERSION ?= 2.3.0
 ORACLE := testdata/oracle/run.sh
 export FLINK_VERSION
 
-.PHONY: all build check fmt-check vet test oracle-check fixtures bench demo clean fuzz fuzz-brief
+.PHONY: all build man check fmt-check vet test oracle-check fixtures bench demo clean fuzz fuzz-brief
 
 all: build
 
 build:
 	$(GO) build -o bin/statecraft ./cmd/statecraft
+
+# Man pages generated from the command definitions, one per command and help topic.
+MANDIR ?= bin/man
+man: build
+	mkdir -p $(MANDIR)
+	bin/statecraft man $(MANDIR)
 
 # Everything a change must pass: formatting, vet, unit tests (no JVM), then the oracle conformance
 # run in which real Flink judges what statecraft writes.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -12,38 +11,8 @@ import (
 
 // ParseScript reads a migration script: a YAML document with a list of steps, applied in order.
 // Each step is a mapping with exactly one key, the step's kind, whose value holds its fields.
-// Operators are selected as uid:NAME or hash:HEX everywhere.
-//
-//	# statecraft migration script
-//	steps:
-//	  - rename-uid:                # one or more renames, applied together (swaps allowed)
-//	      renames:
-//	        - {from: "hash:5534c038c66cc9b701311c8cdd8de69b", to: counter}
-//	        - {from: "uid:old-name", to: new-name}
-//	  - rename-uid: {from: "uid:a", to: b}      # short form for one rename
-//	  - rescale:
-//	      max-parallelism: 256
-//	      parallelism: 4           # optional: default the old one, capped at the new max
-//	      operators: ["uid:counter"] # optional: default every keyed operator
-//	  - retype: {operator: "uid:counter", state: count, to: Long}
-//	  - retype: {operator: "uid:counter", state: byId, key-to: Long}  # a map's key type
-//	  - retype: {operator: "uid:counter", state: pair, field: f0, to: Long}  # a tuple field
-//	  # Row or POJO values: drop fields (Row: f0, f1, ... by position; POJO: by name), add
-//	  # fields with a type and a default (null allowed; a Row field is named by the position it
-//	  # takes), rename a POJO's class. Drops use the old names and happen first.
-//	  - retype: {operator: "uid:evolve", state: profile, add-field: {name: f2, type: Long, default: 0}}
-//	  - retype: {operator: "uid:evolve", state: events, drop-field: f1}
-//	  - retype:
-//	      operator: "uid:evolve"
-//	      state: account
-//	      class: dev.statecraft.oracle.savepoints.AccountV2
-//	      drop-field: [version]                # a list, or one name, or "a, b"
-//	      add-field:                           # a mapping, or a list of them
-//	        - {name: tier, type: String, default: gold}
-//	        - {name: level, type: Integer, default: null}
-//	  - rename-state: {operator: "uid:counter", from: seen, to: seen-v2}
-//	  - drop-state: {operator: "uid:counter", state: names}
-//	  - drop-operator: {operator: "uid:legacy"}
+// Operators are selected as uid:NAME or hash:HEX everywhere. ScriptExample shows every step kind
+// and field (`statecraft help scripts` prints it; a test parses it).
 //
 // Unknown step kinds and unknown or missing fields are errors that name the line. Run validates
 // every step against the source savepoint before anything is written.
@@ -204,14 +173,7 @@ func parseStep(n *yaml.Node) (Step, error) {
 	}
 }
 
-func kinds() string {
-	var k []string
-	for n := range stepFields {
-		k = append(k, n)
-	}
-	sort.Strings(k)
-	return strings.Join(k, ", ")
-}
+func kinds() string { return strings.Join(StepKinds(), ", ") }
 
 // oneOrList returns the items of a value that is one node of kind one or a list of them (none
 // when the key is absent); ok is false for any other node.

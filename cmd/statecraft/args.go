@@ -35,6 +35,9 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	if leaf == nil {
 		return args, nil // top level: let urfave/cli report usage
 	}
+	if leaf.SkipFlagParsing {
+		return args, nil // a command that reads its words as they are (__complete)
+	}
 	if len(leaf.Subcommands) > 0 {
 		// A group such as `plan` with no action of its own: its own help handling applies.
 		return args, nil

@@ -54,12 +54,15 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Usage:   "edit Flink plan TTLs, diff plans, inspect and migrate savepoints: no JVM needed",
 		Version: buildVersion(),
 		Description: "Flags may be given before or after positional arguments.\n" +
-			"Exit codes: 0 ok, 1 usage/I/O/format error, 2 findings (errors, --fail-on, failed restore), 3 warnings with --strict.",
+			"Exit codes: 0 ok, 1 usage/I/O/format error, 2 findings (errors, --fail-on, failed restore), 3 warnings with --strict.\n" +
+			"More: 'statecraft help COMMAND...', 'statecraft help topics' (scripts, json, ...), 'statecraft completion SHELL'.",
 		Writer:                 stdout,
 		ErrWriter:              stderr,
 		HideHelpCommand:        true,
 		UseShortOptionHandling: false,
 		Commands:               commands(),
+		// The help command is statecraft's own (help.go), which stops urfave/cli adding --help.
+		Flags: []cli.Flag{cli.HelpFlag},
 		// Errors are printed once, by run; keep urfave/cli from exiting the process.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -72,6 +75,10 @@ func commands() []*cli.Command { return registry.tree() }
 // run executes statecraft with args (without the program name) and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	if err := checkCommandPath(app.Commands, args, false); err != nil {
+		fmt.Fprintf(stderr, "statecraft: %v\n", err)
+		return exitFailure
+	}
 	norm, err := normalizeArgs(app, args)
 	if err != nil {
 		fmt.Fprintf(stderr, "statecraft: %v\n", err)

@@ -68,9 +68,8 @@ func init() {
 			Name:      "run",
 			Usage:     "apply a YAML migration script (rename-uid, rescale, retype, rename-state, drop-state, drop-operator steps)",
 			ArgsUsage: "SCRIPT SRC DST",
-			Description: "Every step is validated against SRC before anything is written; the format is documented\n" +
-				"on migrate.ParseScript (go doc github.com/statecraft/statecraft/migrate ParseScript), with an\n" +
-				"example in testdata/migrations/.",
+			Description: "Every step is validated against SRC before anything is written; the format, with an\n" +
+				"example of every step: 'statecraft help scripts'.",
 			Flags:  migrateFlags(),
 			Action: runMigrateScript,
 		}
