@@ -16,8 +16,13 @@ import (
 const TempPrefix = ".statecraft-tmp-"
 
 // WriteFile atomically replaces path with data. When path exists its permission bits are kept;
-// otherwise perm is used.
+// otherwise perm is used. When path is a symbolic link the file it points to is replaced (in
+// that file's own directory) and the link is kept, as editors and sed -i --follow-symlinks do:
+// replacing the link would leave the real file unchanged.
 func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
+	if path, err = followLinks(path); err != nil {
+		return err
+	}
 	if st, statErr := os.Stat(path); statErr == nil {
 		if !st.Mode().IsRegular() {
 			return fmt.Errorf("write %s: not a regular file", path)
@@ -52,6 +57,29 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return SyncDir(dir)
+}
+
+// maxLinks bounds a chain of symbolic links, as the kernel's ELOOP limit does.
+const maxLinks = 40
+
+// followLinks returns the path a chain of symbolic links at path ends in; the end need not
+// exist (a dangling link is written through, creating its target).
+func followLinks(path string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", fmt.Errorf("write %s: more than %d symbolic links in a chain", path, maxLinks)
 }
 
 // SyncDir fsyncs a directory so that a rename or create inside it is durable.
