@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
@@ -271,6 +273,14 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
+	report := c.String("report")
+	if report != "" {
+		// Checked before any work: a report that cannot be written must not turn a finished
+		// migration into a failure (DST exists then, and a rerun is refused).
+		if err := checkWritable(report); err != nil {
+			return withCode(exitFailure, fmt.Errorf("--report: %w", err))
+		}
+	}
 	opt := migrate.Options{Link: link, DryRun: c.Bool("dry-run"), NoVerify: c.Bool("no-verify"), Notes: c.App.ErrWriter}
 	if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
 		opt.Progress = os.Stderr
@@ -279,20 +289,48 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 	// spill budget intends (the target is < 256 MiB RSS whatever the savepoint's size).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(160 << 20))
 	rep, err := migrate.Run(src, dst, steps, opt)
-	if rep != nil && c.String("report") != "" {
+	var reportErr error
+	if rep != nil && report != "" {
 		b, jerr := json.MarshalIndent(rep, "", "  ")
 		if jerr == nil {
-			jerr = safeio.WriteFile(c.String("report"), append(b, '\n'), 0o644)
+			jerr = safeio.WriteFile(report, append(b, '\n'), 0o644)
 		}
-		if jerr != nil && err == nil {
-			err = fmt.Errorf("write report: %w", jerr)
-		}
+		reportErr = jerr
 	}
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
 	printMigrateReport(c.App.Writer, rep)
+	if reportErr != nil {
+		// The migration succeeded and DST is complete: say so (exit 0), and that the report is missing.
+		fmt.Fprintf(c.App.ErrWriter, "statecraft: warning: the migration succeeded, but the report was not written: %v\n", reportErr)
+	}
 	return nil
+}
+
+// checkWritable checks that a file can be created at path: its directory exists and takes a
+// new file, and path is not a directory.
+func checkWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: directory %s does not exist", path, dir)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s: %s is not a directory", path, dir)
+	}
+	f, err := os.CreateTemp(dir, safeio.TempPrefix+"probe-*")
+	if err != nil {
+		return fmt.Errorf("%s: directory %s does not take new files: %w", path, dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func isTerminal(f *os.File) bool {

@@ -85,6 +85,10 @@ func TestMigrateCLI(t *testing.T) {
 				t.Errorf("report: %d steps, %d verify rows", len(rep.Steps), len(rep.Verify))
 			}
 		}},
+		{"report directory missing", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "256", "--report", "/nonexistent-statecraft/r.json"}, 1, "",
+			"--report: /nonexistent-statecraft/r.json: directory /nonexistent-statecraft does not exist", nil},
+		{"report is a directory", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:v2", "--report", "."}, 1, "", "--report: . is a directory", nil},
+		{"report inside DST", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:v2", "--report", "DST/r.json"}, 1, "", "--report: ", nil},
 		{"run missing script", []string{"migrate", "run", "nope.yaml", src, "DST"}, 1, "", "nope.yaml", nil},
 		{"retype", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "Long"}, 0, "Integer -> Long", "", nil},
 		{"retype refused", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "names", "--to", "Long"}, 1, "", "does not parse", nil},
