@@ -107,7 +107,11 @@ type session struct {
 	// srcMax is, for operators whose new max parallelism a validation or dry run recorded
 	// without rewriting their files, the max parallelism the files were written with.
 	srcMax map[*metadata.OperatorState]int32
-	report *Report
+	// dryCount is, for operators a dry run rescaled without rewriting their subtasks, the
+	// number of subtask states the real run writes (one per new subtask), so that the dry run's
+	// result rows are the real run's.
+	dryCount map[*metadata.OperatorState]int
+	report   *Report
 }
 
 // Run migrates the savepoint at src into the new directory dst with steps.
@@ -134,7 +138,7 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		return nil, err
 	}
 	ss := &session{src: sp, m: scratch, opt: opt, fresh: map[string]int64{}, srcMax: map[*metadata.OperatorState]int32{},
-		report: &Report{Source: sp.Dir, Target: dst, DryRun: true}}
+		dryCount: map[*metadata.OperatorState]int{}, report: &Report{Source: sp.Dir, Target: dst, DryRun: true}}
 	for _, st := range steps {
 		r, err := st.apply(ss)
 		if err != nil {
@@ -144,6 +148,11 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	}
 	if opt.DryRun {
 		ss.report.Result = savepoint.MetadataRows(ss.m)
+		for i, op := range ss.m.Operators {
+			if n, ok := ss.dryCount[op]; ok {
+				ss.report.Result[i].SubtaskStateCount = n
+			}
+		}
 		return ss.report, nil
 	}
 

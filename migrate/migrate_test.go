@@ -145,14 +145,50 @@ func sameMultiset(t *testing.T, what string, want, got map[string]int) {
 	}
 }
 
+// run migrates src into a new directory and returns it with the report. Every run is preceded
+// by a dry run of the same steps, whose result rows must be those of the real output as inspect
+// reads them (sizes aside: a dry run writes nothing to measure).
 func run(t *testing.T, src string, opt Options, steps ...Step) (string, *Report) {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "out")
+	var dry *Report
+	if !opt.DryRun {
+		dryOpt := opt
+		dryOpt.DryRun = true
+		var err error
+		if dry, err = Run(src, dst, steps, dryOpt); err != nil {
+			t.Fatalf("dry run: %v", err)
+		}
+	}
 	rep, err := Run(src, dst, steps, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if dry != nil {
+		out := open(t, dst)
+		inspected := savepoint.MetadataRows(out.Metadata)
+		out.Close()
+		if d, r, i := resultTable(dry.Result), resultTable(rep.Result), resultTable(inspected); d != i || r != i {
+			t.Fatalf("the dry run does not show what the run writes:\ndry run:\n%sreport:\n%sinspect of the output:\n%s", d, r, i)
+		}
+	}
 	return dst, rep
+}
+
+// resultTable prints the columns of result rows a dry run can know (every one but the sizes).
+func resultTable(rows []savepoint.MetadataRow) string {
+	var b strings.Builder
+	str := func(p *string) string {
+		if p == nil {
+			return "NULL"
+		}
+		return *p
+	}
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%d %q %q %s par=%d max=%d subtasks=%d\n", r.CheckpointID, str(r.OperatorName), str(r.OperatorUID),
+			r.OperatorUIDHash, r.Parallelism, r.MaxParallelism, r.SubtaskStateCount)
+	}
+	return b.String()
 }
 
 func TestRenameUID(t *testing.T) {

@@ -348,6 +348,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		ch.EntriesAfter = ch.EntriesBefore
 		ch.EntriesPerSubtask = perSub
 		s.srcMax[op] = oldMax
+		s.dryCount[op] = int(newPar) // installOutputs writes one subtask state per new subtask
 		op.MaxParallelism, op.Parallelism = newMax, newPar
 		return ch, nil
 	}

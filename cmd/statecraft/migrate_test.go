@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,9 +23,19 @@ func migrateFixture(t *testing.T, name string) string {
 }
 
 // runMigrate runs the CLI with args and fails t unless it exits with code and its stdout and
-// stderr contain the given substrings; a failed run must not create dst.
+// stderr contain the given substrings; a failed run must not create dst. A successful run is
+// preceded by the same command with --dry-run, whose result table must be the table
+// `savepoint inspect --csv` prints of the real output.
 func runMigrate(t *testing.T, args []string, dst string, code int, stdout, stderr string) {
 	t.Helper()
+	var dryTable string
+	if code == 0 && !slices.Contains(args, "--dry-run") {
+		dcode, dout, derrs := runCLI(append(slices.Clone(args), "--dry-run")...)
+		if dcode != 0 {
+			t.Fatalf("dry run: exit %d\nstdout: %s\nstderr: %s", dcode, dout, derrs)
+		}
+		dryTable = printedResult(t, dout)
+	}
 	got, out, errs := runCLI(args...)
 	if got != code || !strings.Contains(out, stdout) || !strings.Contains(errs, stderr) {
 		t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout ~ %q, stderr ~ %q", got, code, out, errs, stdout, stderr)
@@ -32,11 +45,61 @@ func runMigrate(t *testing.T, args []string, dst string, code int, stdout, stder
 			t.Error("a failed run created DST")
 		}
 	}
+	if dryTable != "" {
+		icode, iout, ierrs := runCLI("savepoint", "inspect", dst, "--csv")
+		if icode != 0 {
+			t.Fatalf("inspect the output: exit %d: %s", icode, ierrs)
+		}
+		if inspected := inspectedResult(t, iout); dryTable != inspected || printedResult(t, out) != inspected {
+			t.Fatalf("the dry run does not show what the run writes:\ndry run:\n%srun:\n%sinspect of the output:\n%s", dryTable, printedResult(t, out), inspected)
+		}
+	}
+}
+
+// printedResult returns the rows of the "result:" table a migrate command printed, one line
+// each, columns joined by "|" (a NULL column, "-" in the table, as an empty one).
+func printedResult(t *testing.T, stdout string) string {
+	t.Helper()
+	_, table, ok := strings.Cut(stdout, "\nresult:")
+	if !ok {
+		t.Fatalf("no result table in:\n%s", stdout)
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(table, "\n")[1:] {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		cols := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1)
+		for i, c := range cols {
+			if c == "-" {
+				cols[i] = ""
+			}
+		}
+		b.WriteString(strings.Join(cols, "|") + "\n")
+	}
+	return b.String()
+}
+
+// inspectedResult returns the columns of `savepoint inspect --csv` output that a migrate result
+// table shows (operator-name to operator-subtask-state-count), as printedResult does.
+func inspectedResult(t *testing.T, csvOut string) string {
+	t.Helper()
+	recs, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("inspect --csv: %v\n%s", err, csvOut)
+	}
+	var b strings.Builder
+	for _, r := range recs[1:] {
+		b.WriteString(strings.Join(r[1:7], "|") + "\n")
+	}
+	return b.String()
 }
 
 func TestMigrateCLI(t *testing.T) {
 	src := migrateFixture(t, "keyed-hashmap")
 	script := filepath.Join("..", "..", "testdata", "migrations", "keyed-hashmap.yaml")
+	evolve := migrateFixture(t, "evolve-hashmap")
+	evolveScript := filepath.Join("..", "..", "testdata", "migrations", "evolve-hashmap.yaml")
 	cases := []struct {
 		name   string
 		args   []string // DST is appended where "DST" appears
@@ -89,6 +152,8 @@ func TestMigrateCLI(t *testing.T) {
 			"--report: /nonexistent-statecraft/r.json: directory /nonexistent-statecraft does not exist", nil},
 		{"report is a directory", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:v2", "--report", "."}, 1, "", "--report: . is a directory", nil},
 		{"report inside DST", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:v2", "--report", "DST/r.json"}, 1, "", "--report: ", nil},
+		{"run the evolve script", []string{"migrate", "run", evolveScript, evolve, "DST"}, 0, "wrote", "", nil},
+		{"rescale down, fewer subtasks", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "64", "--parallelism", "1"}, 0, "entries per subtask [90]", "", nil},
 		{"run missing script", []string{"migrate", "run", "nope.yaml", src, "DST"}, 1, "", "nope.yaml", nil},
 		{"retype", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "Long"}, 0, "Integer -> Long", "", nil},
 		{"retype refused", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "names", "--to", "Long"}, 1, "", "does not parse", nil},
