@@ -42,7 +42,8 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		// A group such as `plan` with no action of its own: its own help handling applies.
 		return args, nil
 	}
-	flags := map[string]bool{} // name -> takes a value
+	flags := map[string]bool{}    // name -> takes a value
+	single := map[string]string{} // name -> the flag's main name, for flags that take one value
 	for _, f := range leaf.Flags {
 		takesValue := true
 		if _, ok := f.(*cli.BoolFlag); ok {
@@ -50,9 +51,13 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		}
 		for _, n := range f.Names() {
 			flags[n] = takesValue
+			if takesValue && !repeatable(f) {
+				single[n] = f.Names()[0]
+			}
 		}
 	}
 	flags["help"], flags["h"] = false, false
+	given := map[string]string{} // main name -> the value given first
 
 	var flagArgs, positional []string
 	rest := args[i:]
@@ -76,6 +81,19 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 			return nil, fmt.Errorf("%s: unknown flag %q (see 'statecraft %s --help')",
 				strings.Join(path, " "), a, strings.Join(path, " "))
 		}
+		if main, ok := single[name]; ok {
+			v := value
+			if !hasValue && j+1 < len(rest) {
+				v = rest[j+1]
+			}
+			// The last of two values would win silently; a user who repeats a flag such as
+			// --operator most likely meant something this command cannot do.
+			if first, dup := given[main]; dup {
+				return nil, fmt.Errorf("%s: flag --%s given twice (%q, then %q); it takes one value",
+					strings.Join(path, " "), main, first, v)
+			}
+			given[main] = v
+		}
 		switch {
 		case hasValue:
 			flagArgs = append(flagArgs, "--"+name+"="+value)
@@ -96,6 +114,18 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		out = append(out, positional...)
 	}
 	return out, nil
+}
+
+// repeatable reports whether a flag collects every value it is given.
+func repeatable(f cli.Flag) bool {
+	switch f.(type) {
+	case *cli.StringSliceFlag, *cli.IntSliceFlag, *cli.Int64SliceFlag, *cli.Float64SliceFlag, *cli.UintSliceFlag, *cli.Uint64SliceFlag:
+		return true
+	case *cli.GenericFlag:
+		_, list := f.(*cli.GenericFlag).Value.(*listFlag)
+		return list
+	}
+	return false
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {

@@ -93,14 +93,32 @@ func runSavepointDump(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	out := newDumpWriter(c.App.Writer, format)
-	if err := dumpOperator(sp, op, c.String("state"), out.write); err != nil {
+	records := 0
+	count := func(r dumpRecord) error { records++; return out.write(r) }
+	if err := dumpOperator(sp, op, c.String("state"), count); err != nil {
 		out.flush()
-		return withCode(exitFailure, err)
+		return withCode(exitFailure, fmt.Errorf("savepoint dump: %w", err))
 	}
 	if err := out.flush(); err != nil {
 		return withCode(exitFailure, err)
 	}
+	if records == 0 {
+		// Not an error (the savepoint is what it is), but an empty output alone says nothing.
+		if names := stateNames(sp, op); len(names) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "statecraft: savepoint dump: operator %s has no state\n", opLabel(op))
+		} else {
+			fmt.Fprintf(c.App.ErrWriter, "statecraft: savepoint dump: operator %s: no records in %s\n", opLabel(op), orList(names, c.String("state")))
+		}
+	}
 	return nil
+}
+
+// orList names the state selected, or all of names.
+func orList(names []string, state string) string {
+	if state != "" {
+		return fmt.Sprintf("state %q", state)
+	}
+	return plural(len(names), "state", "states") + " " + strings.Join(names, ", ")
 }
 
 // findOperator resolves --operator uid:NAME or hash:HEX.
@@ -201,9 +219,45 @@ func dumpOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, state str
 		}
 	}
 	if !found {
-		return fmt.Errorf("--state %q: operator %s has no state of that name", state, opLabel(op))
+		names := stateNames(sp, op)
+		if len(names) == 0 {
+			return fmt.Errorf("--state %q: operator %s has no state", state, opLabel(op))
+		}
+		return fmt.Errorf("--state %q: operator %s has no state of that name (it has %s)", state, opLabel(op), strings.Join(names, ", "))
 	}
 	return nil
+}
+
+// stateNames lists the keyed states (timers included) and operator states of op, each once, in
+// the order the savepoint stores them. It reads only the keyed state headers.
+func stateNames(sp *savepoint.Savepoint, op *metadata.OperatorState) []string {
+	var names []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	if subs, closeAll, err := keyed.OpenSubtasks(sp, op); err == nil {
+		for _, s := range subs {
+			for _, m := range s.Header.States {
+				add(m.Name)
+			}
+		}
+		closeAll()
+	}
+	for _, st := range op.Subtasks {
+		if st == nil {
+			continue
+		}
+		if oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle); ok {
+			for _, s := range oh.States {
+				add(s.Name)
+			}
+		}
+	}
+	return names
 }
 
 // dumpWriter formats records as JSON lines, CSV or an aligned table.

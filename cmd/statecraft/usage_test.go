@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUsageErrors: what a user who gets a command wrong (or asks for something that is not
+// there) is told: one line on stderr naming the command, the flag or argument and what was
+// expected, and the exit code. stdout is checked where the command has something to print.
+func TestUsageErrors(t *testing.T) {
+	sp := filepath.Join("..", "..", "testdata", "savepoints", "keyed-hashmap")
+	// PLAN is a copy of a real plan in the test's directory, DST a new directory there: a case
+	// that wrongly succeeds must not write into testdata.
+	plan := "PLAN"
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // exact, when want is set
+		stderr string // exact when it ends in "\n", else a substring
+	}{
+		// Single-valued flags given twice: the last would win silently.
+		{"dump --operator twice", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--operator=uid:int-keyed"}, 1, "",
+			"statecraft: savepoint dump: flag --operator given twice (\"uid:source\", then \"uid:int-keyed\"); it takes one value\n"},
+		{"ttl set --ttl twice", []string{"plan", "ttl", "set", plan, "--all", "--ttl", "1h", "--ttl", "2h"}, 1, "",
+			"statecraft: plan ttl set: flag --ttl given twice (\"1h\", then \"2h\"); it takes one value\n"},
+		{"-o and --output", []string{"plan", "ttl", "set", plan, "--all", "--ttl", "1h", "-o", "DST-a.json", "--output", "DST-b.json"}, 1, "",
+			"out-a.json\", then \""},
+		{"retype --state twice", []string{"migrate", "retype", sp, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--state", "count", "--to", "Long"}, 1, "",
+			"flag --state given twice"},
+		// Repeatable flags stay repeatable.
+		{"rescale --operator twice is fine", []string{"migrate", "rescale", sp, "DST", "--max-parallelism", "256", "--operator", "uid:int-keyed", "--operator", "uid:int-keyed", "--dry-run"}, 0, "", ""},
+
+		// savepoint dump of an operator without state, or without the state asked for.
+		{"dump of an operator without state", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--format", "table"}, 0, "",
+			"statecraft: savepoint dump: operator uid:source has no state\n"},
+		{"dump --state nosuch lists the states", []string{"savepoint", "dump", sp, "--operator", "uid:int-keyed", "--state", "nosuch"}, 1, "",
+			"statecraft: savepoint dump: --state \"nosuch\": operator uid:int-keyed has no state of that name (it has names, count, minmax, sum, seen, ratio, " +
+				"_timer_state/processing_user-timers, _timer_state/event_user-timers)\n"},
+		{"dump --state of an operator without state", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--state", "x"}, 1, "",
+			"statecraft: savepoint dump: --state \"x\": operator uid:source has no state\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			planCopy := filepath.Join(dir, "plan.json")
+			if err := os.WriteFile(planCopy, readFile(t, filepath.Join("..", "..", "testdata", "plans", "join-inner.json")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := make([]string, len(c.args))
+			for i, a := range c.args {
+				args[i] = strings.NewReplacer("DST", filepath.Join(dir, "out"), "PLAN", planCopy).Replace(a)
+			}
+			code, out, errs := runCLI(args...)
+			okErr := strings.Contains(errs, c.stderr)
+			if strings.HasSuffix(c.stderr, "\n") {
+				okErr = errs == c.stderr
+			}
+			if code != c.code || !okErr || (c.stdout != "" && out != c.stdout) {
+				t.Fatalf("exit %d (want %d)\nstdout: %q\nstderr: %q\nwant stderr %q", code, c.code, out, errs, c.stderr)
+			}
+		})
+	}
+}
