@@ -127,6 +127,12 @@ func init() {
 				if c.Args().Get(0) == "-" && c.Args().Get(1) == "-" {
 					return withCode(exitFailure, fmt.Errorf("plan diff: only one of OLD and NEW can be - (stdin)"))
 				}
+				if err := ineffectiveFlags(c, "plan diff",
+					without("savepoint", "output", "max-parallelism", "uid-format", "uid-generation"),
+					with("text", "savepoint", "all"),
+					with("json", "all", "color")); err != nil {
+					return err
+				}
 				failOn, gate, err := parseFailOn(c.String("fail-on"))
 				if err != nil {
 					return withCode(exitFailure, err)
@@ -174,9 +180,6 @@ func init() {
 					writeDiff(w, r, newPalette(color), c.Bool("all"))
 				}
 				if c.String("savepoint") != "" {
-					if c.Bool("text") {
-						return withCode(exitFailure, fmt.Errorf("plan diff: --savepoint needs the semantic diff, not --text"))
-					}
 					if err := runUpgrade(c, w, oldp, newp); err != nil {
 						return err
 					}

@@ -34,6 +34,18 @@ func TestUsageErrors(t *testing.T) {
 		// Repeatable flags stay repeatable.
 		{"rescale --operator twice is fine", []string{"migrate", "rescale", sp, "DST", "--max-parallelism", "256", "--operator", "uid:int-keyed", "--operator", "uid:int-keyed", "--dry-run"}, 0, "", ""},
 
+		// Flags that cannot take effect.
+		{"diff -o without --savepoint", []string{"plan", "diff", plan, plan, "-o", "DST.yaml"}, 1, "",
+			"statecraft: plan diff: --output works only with --savepoint (see 'statecraft plan diff --help')\n"},
+		{"diff --max-parallelism without --savepoint", []string{"plan", "diff", plan, plan, "--max-parallelism", "256"}, 1, "",
+			"statecraft: plan diff: --max-parallelism works only with --savepoint (see 'statecraft plan diff --help')\n"},
+		{"diff --uid-format without --savepoint", []string{"plan", "diff", plan, plan, "--uid-format", "<id>"}, 1, "", "--uid-format works only with --savepoint"},
+		{"diff --text --all", []string{"plan", "diff", plan, plan, "--text", "--all"}, 1, "", "--all has no effect with --text"},
+		{"diff --text --savepoint, before printing", []string{"plan", "diff", plan, plan, "--text", "--savepoint", sp}, 1, "",
+			"statecraft: plan diff: --savepoint has no effect with --text (see 'statecraft plan diff --help')\n"},
+		{"diff --json --color", []string{"plan", "diff", plan, plan, "--json", "--color", "always"}, 1, "", "--color has no effect with --json"},
+		{"diff --text --color is fine", []string{"plan", "diff", plan, plan, "--text", "--color", "never"}, 0, "", ""},
+
 		// savepoint dump of an operator without state, or without the state asked for.
 		{"dump of an operator without state", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--format", "table"}, 0, "",
 			"statecraft: savepoint dump: operator uid:source has no state\n"},
@@ -58,6 +70,9 @@ func TestUsageErrors(t *testing.T) {
 			okErr := strings.Contains(errs, c.stderr)
 			if strings.HasSuffix(c.stderr, "\n") {
 				okErr = errs == c.stderr
+			}
+			if c.code == 1 && out != "" {
+				t.Errorf("a refused command printed on stdout: %q", out)
 			}
 			if code != c.code || !okErr || (c.stdout != "" && out != c.stdout) {
 				t.Fatalf("exit %d (want %d)\nstdout: %q\nstderr: %q\nwant stderr %q", code, c.code, out, errs, c.stderr)
