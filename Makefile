@@ -47,7 +47,8 @@ oracle-check:
 # that a regression of a past finding shows in CI.
 FUZZ_TARGETS := ./ttl:FuzzParseFlink ./ttl:FuzzParseInput ./plan:FuzzPlanTTLEdit \
 	./statecore/metadata:FuzzDecode ./statecore/keyed:FuzzKeyedStream \
-	./statecore/opstate:FuzzOperatorState ./migrate:FuzzParseScript
+	./statecore/opstate:FuzzOperatorState ./migrate:FuzzParseScript \
+	./statecore/rocksdb:FuzzBlock ./statecore/rocksdb:FuzzManifest
 FUZZTIME ?= 10m
 FUZZTIME_BRIEF ?= 2s
 FUZZ_PARALLEL ?= 1
@@ -75,7 +76,8 @@ fixtures:
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans $(UPGRADE_PROGRAMS)
-	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state
+	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state \
+		native-rocksdb native-types-incremental
 	# 1.20 -> 2.3 upgrade evidence (testdata/flink-1.20/README.md): runnable twins of the catalogue
 	# programs compiled by both versions, and each old plan stopped with a savepoint by Flink 1.20
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/upgrades/old $(addprefix runnable-,$(UPGRADE_PROGRAMS))

@@ -43,7 +43,12 @@ public final class SavepointJobs {
 
     /** One fixture: a job (by name) run with one backend and storage setting. */
     record Fixture(String name, String job, String backend, boolean compression, boolean native_,
-                   boolean inline, int parallelism, int maxParallelism) {}
+                   boolean inline, int parallelism, int maxParallelism, boolean incremental) {
+        Fixture(String name, String job, String backend, boolean compression, boolean native_,
+                boolean inline, int parallelism, int maxParallelism) {
+            this(name, job, backend, compression, native_, inline, parallelism, maxParallelism, false);
+        }
+    }
 
     static final List<Fixture> FIXTURES = List.of(
             new Fixture("keyed-hashmap", "keyed", "hashmap", false, false, false, 2, 128),
@@ -61,7 +66,13 @@ public final class SavepointJobs {
             new Fixture("operator-state-compressed", "operator-state", "hashmap", true, false, false, 2, 128),
             new Fixture("keyed-ttl-collections", "ttl-collections", "hashmap", false, false, false, 2, 128),
             new Fixture("evolve-hashmap", "evolve", "hashmap", false, false, false, 2, 128),
-            new Fixture("evolve-rocksdb", "evolve", "rocksdb", false, false, false, 2, 128));
+            new Fixture("evolve-rocksdb", "evolve", "rocksdb", false, false, false, 2, 128),
+            // Native RocksDB savepoints for statecore/rocksdb: variable-length keys with incremental
+            // snapshots on (SSTs as shared-state handles), TTL'd collections with small files inline in
+            // _metadata, and window namespaces plus RocksDB timers at max parallelism 256 (2-byte key groups).
+            new Fixture("native-types-incremental", "types", "rocksdb", false, true, false, 2, 128, true),
+            new Fixture("native-ttl-inline", "ttl-collections", "rocksdb", false, true, true, 2, 128),
+            new Fixture("native-window-maxpar-256", "window", "rocksdb", false, true, false, 2, 256));
 
     public static int run(String[] args) throws Exception {
         if (args.length < 1) {
@@ -84,6 +95,7 @@ public final class SavepointJobs {
         Configuration conf = new Configuration();
         conf.setString("state.backend.type", f.backend());
         conf.setString("execution.checkpointing.snapshot-compression", Boolean.toString(f.compression()));
+        conf.setString("execution.checkpointing.incremental", Boolean.toString(f.incremental()));
         // 0 bytes forces every state chunk into a file beside _metadata; the default (20 KiB)
         // keeps these small states inline in _metadata as byte-stream handles.
         if (!f.inline()) conf.setString("execution.checkpointing.data-inline-threshold", "0b");
