@@ -49,17 +49,17 @@ type Operator struct {
 }
 
 // Operators summarises every operator of the savepoint in file order. Keyed state names come
-// from the keyed-state headers (canonical savepoints; otherwise StateError says why not).
+// from the keyed-state headers (canonical and native RocksDB savepoints; otherwise StateError says why not).
 func Operators(sp *savepoint.Savepoint) []*Operator {
 	var out []*Operator
-	canonical := sp.CheckCanonical()
+	readable := sp.CheckReadable()
 	for _, op := range sp.Metadata.Operators {
 		o := &Operator{Name: op.Name, UID: op.UID, Hash: op.ID.String(), Parallelism: op.Parallelism,
 			MaxParallelism: op.MaxParallelism, Size: op.CheckpointedSize(), HasState: HasState(op), op: op}
 		o.OperatorStates = operatorStateNames(op)
 		if hasKeyed(op) {
-			if canonical != nil {
-				o.StateError = canonical.Error()
+			if readable != nil {
+				o.StateError = readable.Error()
 			} else {
 				o.KeyedStates, o.Timers, o.StateError = keyedStateNames(sp, op)
 			}

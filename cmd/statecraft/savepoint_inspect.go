@@ -168,14 +168,14 @@ func inspect(sp *savepoint.Savepoint) *inspectOutput {
 		}
 		out.SnapshotType, out.SavepointFormatType = p.Name, p.FormatType
 	}
-	canonical := sp.CheckCanonical()
-	if canonical != nil {
-		out.FormatNote = canonical.Error()
+	readable := sp.CheckReadable()
+	if readable != nil {
+		out.FormatNote = readable.Error()
 	}
 	for _, op := range m.Operators {
 		out.Operators = append(out.Operators, inspectOperator{MetadataRow: savepoint.Row(m.CheckpointID, op), States: operatorStates(op)})
 	}
-	if inspectKeyedStates != nil && canonical == nil {
+	if inspectKeyedStates != nil && readable == nil {
 		addKeyedStates(sp, out.Operators)
 	}
 	checkStateFiles(sp, out.Operators)

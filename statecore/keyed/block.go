@@ -28,7 +28,8 @@ type Entry struct {
 	Key      []byte
 	Value    []byte
 	// Offset is where the entry's key length starts: a file offset for uncompressed blocks, an
-	// offset in the decompressed block for compressed ones (see Compressed).
+	// offset in the decompressed block for compressed ones (see Compressed); -1 for an entry of
+	// a native RocksDB snapshot, which has none.
 	Offset     int64
 	Compressed bool
 	// BlockOffset is the file offset of the entry's key-group block.

@@ -164,6 +164,10 @@ func timerKind(name string) string {
 
 func (d *Decoder) fail(e *Entry, part string, err error) error {
 	field := fmt.Sprintf("keyGroup[%d].state(%q).%s", e.KeyGroup, d.States[e.StateID].Meta.Name, part)
+	if e.Offset < 0 {
+		// A native snapshot's entry has no file offset: name its RocksDB key instead.
+		return fmt.Errorf("%s: %s of RocksDB key %x: %w", d.Name, field, e.Key, err)
+	}
 	// The entry is i32 keyLen, key, i32 valueLen, value: point at the failing byte itself.
 	off := e.Offset + 4
 	if part == "value" {

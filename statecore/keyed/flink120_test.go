@@ -52,9 +52,6 @@ func TestFlink120KeyedStreams(t *testing.T) {
 		if err := json.Unmarshal(raw, &exp); err != nil {
 			t.Fatalf("%s: %v", ef, err)
 		}
-		if exp.Format == "native" {
-			continue
-		}
 		sp, err := savepoint.Open(strings.TrimSuffix(ef, ".expect.json"))
 		if err != nil {
 			t.Fatal(err)
@@ -85,6 +82,9 @@ func TestFlink120KeyedStreams(t *testing.T) {
 					t.Errorf("%s: re-encoded header differs from Flink 1.20's (%d vs %d bytes)", s.Name, len(b), len(s.Header.Raw))
 				}
 				checked += checkStateTypes(t, ef, s, eo.KeyedStates, norm)
+				if s.Native != nil {
+					continue // no canonical stream to rewrite; cmd/statecraft compares its entries with Flink's
+				}
 				data, err := io.ReadAll(io.NewSectionReader(s.src, 0, s.size))
 				if err != nil {
 					t.Fatal(err)

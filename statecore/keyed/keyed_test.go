@@ -471,9 +471,6 @@ func TestStateTypesMatchExpectation(t *testing.T) {
 		if err := json.Unmarshal(raw, &exp); err != nil {
 			t.Fatal(err)
 		}
-		if exp.Format == "native" {
-			continue
-		}
 		sp, err := savepoint.Open(strings.TrimSuffix(ef, ".expect.json"))
 		if err != nil {
 			t.Fatal(err)

@@ -9,23 +9,28 @@ import (
 
 	"github.com/statecraft/statecraft/statecore/javaio"
 	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/rocksdb"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 )
 
-// Subtask is the keyed state of one subtask: its header and where its blocks are.
+// Subtask is the keyed state of one subtask: its header and where its blocks are (Handle), or
+// the RocksDB snapshot holding its entries (Native; Handle is then nil).
 type Subtask struct {
 	Index   int32
 	Name    string
 	Header  *Header
 	Handle  *metadata.KeyGroupsHandle
+	Native  *metadata.IncrementalHandle
 	Decoder *Decoder
 	src     io.ReaderAt
 	size    int64
+	db      *rocksdb.DB
 }
 
 // OpenSubtasks opens the managed keyed state of every subtask of op that has some, in subtask
-// order, and reads each header. A handle that is not canonical (RocksDB native, changelog) is
-// refused with the savepoint package's explanation.
+// order, and reads each header. Native RocksDB snapshots are opened through statecore/rocksdb
+// (see native.go); any other handle that is not canonical (changelog) is refused with the
+// savepoint package's explanation.
 func OpenSubtasks(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]*Subtask, func(), error) {
 	var out []*Subtask
 	var closers []func() error
@@ -39,6 +44,16 @@ func OpenSubtasks(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]*Subta
 	}
 	for _, st := range op.Subtasks {
 		if st == nil || st.Finished || st.ManagedKeyed == nil {
+			continue
+		}
+		if ih, ok := st.ManagedKeyed.(*metadata.IncrementalHandle); ok {
+			s, closer, err := openNative(sp, op, st, ih)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			closers = append(closers, closer)
+			out = append(out, s)
 			continue
 		}
 		kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
@@ -87,11 +102,17 @@ func checkRanges(op *metadata.OperatorState) error {
 		if st == nil || st.Finished {
 			continue
 		}
-		kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
-		if !ok || kh.Range.Num == 0 {
+		var r metadata.KeyGroupRange
+		switch kh := st.ManagedKeyed.(type) {
+		case *metadata.KeyGroupsHandle:
+			r = kh.Range
+		case *metadata.IncrementalHandle:
+			r = kh.Range
+		}
+		if r.Num == 0 {
 			continue
 		}
-		start, end := int64(kh.Range.Start), int64(kh.Range.Start)+int64(kh.Range.Num)
+		start, end := int64(r.Start), int64(r.Start)+int64(r.Num)
 		if start < 0 || end > int64(op.MaxParallelism) {
 			return fmt.Errorf("operator %s subtask %d: key groups [%d, %d) outside [0, %d) (the max parallelism)", op.ID, st.Index, start, end, op.MaxParallelism)
 		}
@@ -119,6 +140,9 @@ func (s *Subtask) blockReader() *BlockReader {
 // key group owns — typically an offset zeroed in _metadata, which would otherwise hide that key
 // group's entries silently — and is refused.
 func (s *Subtask) Entries(fn func(*Entry) error) error {
+	if s.Native != nil {
+		return s.nativeEntries(fn)
+	}
 	br := s.blockReader()
 	ends := BlockEnds(s.Handle.Offsets, s.size)
 	start := s.size
@@ -176,6 +200,9 @@ func BlockEnds(offsets []int64, size int64) map[int64]int64 {
 // source whose files are passed on unread (a UID rename links them), costing one small read per
 // key group instead of a read of every entry.
 func (s *Subtask) CheckBlocks() error {
+	if s.Native != nil {
+		return s.nativeCheck()
+	}
 	br := s.blockReader()
 	stop := func(*Entry) error { return ErrStop }
 	ends := BlockEnds(s.Handle.Offsets, s.size)

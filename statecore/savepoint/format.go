@@ -15,7 +15,7 @@ const (
 	// 1.15, and every heap backend snapshot): key-groups handles over streams statecraft reads.
 	FormatCanonical Format = iota
 	// FormatNative is a RocksDB/ForSt native snapshot: keyed state is the backend's SST files
-	// (incremental handles, tag 11 or 5), which statecraft cannot read.
+	// (incremental handles, tag 11 or 5), read through statecore/rocksdb.
 	FormatNative
 	// FormatChangelog is a changelog state backend snapshot (tags 8, 9, 10, 13, 14).
 	FormatChangelog
@@ -55,6 +55,15 @@ func DetectFormat(m *metadata.Metadata) (Format, *metadata.OperatorState) {
 	return FormatCanonical, nil
 }
 
+// CheckReadable returns nil when statecraft reads the keyed state: canonical savepoints, and
+// native RocksDB snapshots (statecore/rocksdb). Otherwise it is CheckCanonical's error.
+func (s *Savepoint) CheckReadable() error {
+	if s.Format() == FormatNative {
+		return nil
+	}
+	return s.CheckCanonical()
+}
+
 // Format is DetectFormat of the savepoint's metadata.
 func (s *Savepoint) Format() Format {
 	f, _ := DetectFormat(s.Metadata)
@@ -76,7 +85,7 @@ func (s *Savepoint) CheckCanonical() error {
 	switch f {
 	case FormatNative:
 		return fmt.Errorf("%s: %w: %s has keyed state in RocksDB's native format (SST files), "+
-			"which statecraft cannot read without RocksDB. Take a canonical savepoint of the job instead: "+
+			"which statecraft reads but this step needs in the canonical format. Take a canonical savepoint of the job instead: "+
 			"`flink savepoint --type canonical <jobId> <targetDirectory>` or "+
 			"`flink stop --type canonical --savepointPath <targetDirectory> <jobId>` "+
 			"(canonical is the default for savepoints; native checkpoints cannot be converted)",
