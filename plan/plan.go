@@ -121,10 +121,16 @@ type Edge struct {
 	Raw         string
 }
 
-// Path is the JSON path of the entry, for messages: nodes.3.state.1.
+// Path locates the entry for messages: nodes[id=7].state.1, the node named by its id as every
+// other message names it (its position in the array means nothing to a reader of the plan).
 func (s *StateEntry) Path() string {
-	return fmt.Sprintf("nodes.%d.state.%d", s.Node.Pos, s.Pos)
+	return fmt.Sprintf("%s.state.%d", s.Node.Path(), s.Pos)
 }
+
+// Path locates the node for messages: nodes[id=7].
+func (n *Node) Path() string { return nodePath(n.ID) }
+
+func nodePath(id int) string { return fmt.Sprintf("nodes[id=%d]", id) }
 
 // Label names the entry for people: "5:leftState" (or "5:#1" when it has no name).
 func (s *StateEntry) Label() string {
@@ -373,11 +379,11 @@ func (p *Plan) readNode(pos int, v gjson.Result) {
 	}
 	n.ID = id
 	if !haveType {
-		p.problem(Error, "bad-node", path+".type", `node %d has no "type"`, id)
+		p.problem(Error, "bad-node", nodePath(id)+".type", `node %d has no "type"`, id)
 	}
 	n.Name, n.Version = splitType(n.Type)
 	if n.HasState {
-		p.readState(n, path, statev)
+		p.readState(n, nodePath(id), statev)
 	}
 	if prev, dup := p.byID[id]; dup {
 		p.problem(Error, "duplicate-node-id", path+".id", "node id %d is used twice (nodes.%d and nodes.%d); Flink refuses the plan", id, prev.Pos, pos)

@@ -62,7 +62,7 @@ func refOf(s *StateEntry) *StateRef {
 type Finding struct {
 	Severity Severity `json:"severity"`
 	Code     string   `json:"code"`           // stable identifier, e.g. "ttl-order"
-	Path     string   `json:"path,omitempty"` // JSON path in the plan, e.g. nodes.4.state.0.ttl
+	Path     string   `json:"path,omitempty"` // where in the plan, e.g. nodes[id=7].state.0.ttl (nodes.4 when the node has no usable id)
 	Message  string   `json:"message"`
 
 	// For "ttl-order": the upstream state that outlives the downstream one, the route of
@@ -111,7 +111,7 @@ func (p *Plan) Validate() *Report {
 		if p.byID[n.ID] != n {
 			continue // a duplicate id, already reported
 		}
-		path := fmt.Sprintf("nodes.%d", n.Pos)
+		path := n.Path()
 		if n.InputProperties >= 0 && n.InputProperties != len(n.Inputs) {
 			add(Finding{Severity: Error, Code: "input-count", Path: path + ".inputProperties",
 				Message: fmt.Sprintf("node %d (%s) declares %d inputProperties but %d edges end at it", n.ID, n.Type, n.InputProperties, len(n.Inputs))})

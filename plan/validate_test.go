@@ -88,8 +88,11 @@ func TestValidateFindsCorruption(t *testing.T) {
 	}
 	agg := ttlNodes(cp)[1]
 	jn := ttlNodes(jp)[0]
-	aggPath := fmt.Sprintf("nodes.%d", agg.Pos)
+	aggPath := fmt.Sprintf("nodes.%d", agg.Pos) // to edit the JSON
 	jnPath := fmt.Sprintf("nodes.%d", jn.Pos)
+	// Findings name a node by its id, not by its position in the array.
+	aggWant := fmt.Sprintf("nodes[id=%d]", agg.ID)
+	jnWant := fmt.Sprintf("nodes[id=%d]", jn.ID)
 
 	cases := []struct {
 		name     string
@@ -105,21 +108,21 @@ func TestValidateFindsCorruption(t *testing.T) {
 		{"no edges", tDel(t, chain, "edges"), Error, "no-edges", "edges"},
 		{"empty edges", tSetRaw(t, chain, "edges", "[]"), Error, "no-edges", "edges"},
 		{"node without id", tDel(t, chain, "nodes.0.id"), Error, "bad-node", "nodes.0.id"},
-		{"state without name", tDel(t, chain, aggPath+".state.0.name"), Error, "bad-state", aggPath + ".state.0.name"},
-		{"state without ttl", tDel(t, chain, aggPath+".state.0.ttl"), Error, "bad-state", aggPath + ".state.0.ttl"},
-		{"state without index", tDel(t, chain, aggPath+".state.0.index"), Error, "bad-state", aggPath + ".state.0.index"},
-		{"ttl as a number", tSet(t, chain, aggPath+".state.0.ttl", 5), Error, "bad-state", aggPath + ".state.0.ttl"},
-		{"negative index", tSet(t, chain, aggPath+".state.0.index", -1), Error, "bad-state", aggPath + ".state.0.index"},
-		{"index out of range", tSet(t, chain, aggPath+".state.0.index", 1), Error, "state-index", aggPath + ".state.0.index"},
-		{"duplicate index", tSet(t, join, jnPath+".state.1.index", 0), Error, "state-index", jnPath + ".state.1.index"},
-		{"one state for two inputs", tDel(t, join, jnPath+".state.1"), Error, "state-count", jnPath + ".state"},
-		{"two states for one input", tSetRaw(t, chain, aggPath+".state.-1", `{"index":1,"ttl":"0 ms","name":"x"}`), Error, "state-count", aggPath + ".state"},
-		{"unknown unit", tSet(t, chain, aggPath+".state.0.ttl", "1 fortnight"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
-		{"negative ttl", tSet(t, chain, aggPath+".state.0.ttl", "-1 ms"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
-		{"empty ttl", tSet(t, chain, aggPath+".state.0.ttl", ""), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
-		{"ttl overflowing milliseconds", tSet(t, chain, aggPath+".state.0.ttl", "9223372036854775807 s"), Error, "ttl-syntax", aggPath + ".state.0.ttl"},
-		{"inputProperties without edge", tSetRaw(t, chain, "nodes.0.inputProperties", `[{}]`), Error, "input-count", "nodes.0.inputProperties"},
-		{"sub-millisecond ttl", tSet(t, chain, aggPath+".state.0.ttl", "1500 µs"), Warning, "ttl-sub-millisecond", aggPath + ".state.0.ttl"},
+		{"state without name", tDel(t, chain, aggPath+".state.0.name"), Error, "bad-state", aggWant + ".state.0.name"},
+		{"state without ttl", tDel(t, chain, aggPath+".state.0.ttl"), Error, "bad-state", aggWant + ".state.0.ttl"},
+		{"state without index", tDel(t, chain, aggPath+".state.0.index"), Error, "bad-state", aggWant + ".state.0.index"},
+		{"ttl as a number", tSet(t, chain, aggPath+".state.0.ttl", 5), Error, "bad-state", aggWant + ".state.0.ttl"},
+		{"negative index", tSet(t, chain, aggPath+".state.0.index", -1), Error, "bad-state", aggWant + ".state.0.index"},
+		{"index out of range", tSet(t, chain, aggPath+".state.0.index", 1), Error, "state-index", aggWant + ".state.0.index"},
+		{"duplicate index", tSet(t, join, jnPath+".state.1.index", 0), Error, "state-index", jnWant + ".state.1.index"},
+		{"one state for two inputs", tDel(t, join, jnPath+".state.1"), Error, "state-count", jnWant + ".state"},
+		{"two states for one input", tSetRaw(t, chain, aggPath+".state.-1", `{"index":1,"ttl":"0 ms","name":"x"}`), Error, "state-count", aggWant + ".state"},
+		{"unknown unit", tSet(t, chain, aggPath+".state.0.ttl", "1 fortnight"), Error, "ttl-syntax", aggWant + ".state.0.ttl"},
+		{"negative ttl", tSet(t, chain, aggPath+".state.0.ttl", "-1 ms"), Error, "ttl-syntax", aggWant + ".state.0.ttl"},
+		{"empty ttl", tSet(t, chain, aggPath+".state.0.ttl", ""), Error, "ttl-syntax", aggWant + ".state.0.ttl"},
+		{"ttl overflowing milliseconds", tSet(t, chain, aggPath+".state.0.ttl", "9223372036854775807 s"), Error, "ttl-syntax", aggWant + ".state.0.ttl"},
+		{"inputProperties without edge", tSetRaw(t, chain, "nodes.0.inputProperties", `[{}]`), Error, "input-count", fmt.Sprintf("nodes[id=%d].inputProperties", cp.Nodes[0].ID)},
+		{"sub-millisecond ttl", tSet(t, chain, aggPath+".state.0.ttl", "1500 µs"), Warning, "ttl-sub-millisecond", aggWant + ".state.0.ttl"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

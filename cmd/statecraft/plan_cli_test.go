@@ -224,13 +224,15 @@ func TestPlanBadInput(t *testing.T) {
 		return p
 	}
 	good := readFile(t, fixturePlan(t, "dedup-then-aggregate.json"))
-	aggPos := -1
+	aggPos, aggID := -1, -1
 	gjson.GetBytes(good, "nodes").ForEach(func(k, n gjson.Result) bool {
 		if n.Get("type").String() == "stream-exec-group-aggregate_1" {
-			aggPos = int(k.Int())
+			aggPos, aggID = int(k.Int()), int(n.Get("id").Int())
 		}
 		return true
 	})
+	// Messages name the node by its id (plan validate used to say nodes.<array index>).
+	aggWant := fmt.Sprintf("nodes[id=%d]", aggID)
 	mut := func(path string, v any) []byte {
 		b, err := sjson.SetBytes(good, path, v)
 		if err != nil {
@@ -250,9 +252,9 @@ func TestPlanBadInput(t *testing.T) {
 		{"not JSON list", []byte("{\n  \"nodes\": [\n    {\"id\": 1,,}\n"), []string{"plan", "ttl", "list"}, exitFailure, []string{"notjson.json:3:", "not JSON"}, false},
 		{"not JSON set", []byte("nope"), []string{"plan", "ttl", "set", "--all", "--ttl", "1h"}, exitFailure, []string{"not JSON"}, false},
 		{"not a plan", []byte(`{"name": "x"}`), []string{"plan", "validate"}, exitFailure, []string{`no "nodes" array`}, false},
-		{"state entry missing name", noName, []string{"plan", "validate"}, exitFindings, []string{fmt.Sprintf("nodes.%d.state.0.name", aggPos), `no "name"`}, false},
-		{"state entry missing name, list", noName, []string{"plan", "ttl", "list"}, exitFindings, []string{fmt.Sprintf("nodes.%d.state.0.name", aggPos)}, false},
-		{"ttl Flink cannot parse", mut(fmt.Sprintf("nodes.%d.state.0.ttl", aggPos), "1 fortnight"), []string{"plan", "validate"}, exitFindings, []string{fmt.Sprintf("nodes.%d.state.0.ttl", aggPos), "fortnight"}, false},
+		{"state entry missing name", noName, []string{"plan", "validate"}, exitFindings, []string{aggWant + ".state.0.name", `no "name"`}, false},
+		{"state entry missing name, list", noName, []string{"plan", "ttl", "list"}, exitFindings, []string{aggWant + ".state.0.name"}, false},
+		{"ttl Flink cannot parse", mut(fmt.Sprintf("nodes.%d.state.0.ttl", aggPos), "1 fortnight"), []string{"plan", "validate"}, exitFindings, []string{aggWant + ".state.0.ttl", "fortnight"}, false},
 		{"set refuses a plan with errors", mut(fmt.Sprintf("nodes.%d.state.0.ttl", aggPos), "1 fortnight"), []string{"plan", "ttl", "set", "--type", "deduplicate", "--ttl", "1h"}, exitFindings, []string{"fortnight", "--force"}, false},
 		{"node id that does not exist", good, []string{"plan", "ttl", "set", "--node", "999", "--ttl", "1h"}, exitFailure, []string{"node 999 does not exist", "nodes with TTL state"}, false},
 		{"stateless node", good, []string{"plan", "ttl", "set", "--node", "1", "--ttl", "1h"}, exitFailure, []string{"has no per-operator TTL"}, false},
