@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/serializer"
@@ -263,7 +264,7 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 			return nil, nil, err
 		}
 		if r.KeyTo != "" && (kind != "map" || len(vs.Nested) != 2) {
-			return nil, nil, fmt.Errorf("state %q is a %s state; only map states have a map key type", r.State, kind)
+			return nil, nil, fmt.Errorf("state %q is %s state; only map states have a map key type", r.State, english.A(kind))
 		}
 		rs := &retypeState{id: i, kind: kind, ttl: serializer.UnwrapTTL(elem) != elem}
 		meta := p.metas[i]
@@ -416,7 +417,7 @@ func valueSlot(meta []byte, name, state, what string) (kind string, vs, elem *se
 		}
 		elem = vs.Nested[len(vs.Nested)-1]
 	default:
-		return "", nil, nil, fmt.Errorf("%s: state %q is a %s state; %s value, list and map states", name, state, kind, what)
+		return "", nil, nil, fmt.Errorf("%s: state %q is %s state; %s value, list and map states", name, state, english.A(kind), what)
 	}
 	return kind, vs, elem, nil
 }
@@ -543,13 +544,13 @@ func convertValue(v any, from, to string) ([]byte, error) {
 		if to == "Float" || to == "Double" {
 			p, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
 			if err != nil {
-				return nil, fmt.Errorf("value %q does not parse as a %s", x, to)
+				return nil, fmt.Errorf("value %q does not parse as %s", x, english.A(to))
 			}
 			f = p
 		} else {
 			p, err := strconv.ParseInt(x, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("value %q does not parse as an %s", x, to)
+				return nil, fmt.Errorf("value %q does not parse as %s", x, english.A(to))
 			}
 			i, isInt = p, true
 		}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/statecraft/statecraft/internal/english"
 )
 
 // Verdict orders how much a plan change endangers a savepoint.
@@ -686,7 +688,7 @@ func summarize(r *DiffReport) {
 		if c.Renumbered > 0 {
 			add(c.Renumbered, "stateless node renumbered", "stateless nodes renumbered")
 		} else {
-			parts = append(parts, fmt.Sprintf("no differences in %d nodes", c.Matched))
+			parts = append(parts, "no differences in "+english.Count(c.Matched, "node"))
 		}
 	}
 	r.Summary = strings.Join(parts, ", ")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/urfave/cli/v2"
 )
@@ -224,8 +225,8 @@ func writeDiff(w io.Writer, r *plan.DiffReport, p palette, all bool) {
 	if r.Reason != "" && r.Verdict != plan.Identical {
 		fmt.Fprintf(w, "  why: %s\n", r.Reason)
 	}
-	fmt.Fprintf(w, "  old: %s (flinkVersion %s, %d nodes)\n  new: %s (flinkVersion %s, %d nodes)\n",
-		r.Old.File, orDash(r.Old.FlinkVersion), r.Old.Nodes, r.New.File, orDash(r.New.FlinkVersion), r.New.Nodes)
+	fmt.Fprintf(w, "  old: %s (flinkVersion %s, %s)\n  new: %s (flinkVersion %s, %s)\n",
+		r.Old.File, orDash(r.Old.FlinkVersion), english.Count(r.Old.Nodes, "node"), r.New.File, orDash(r.New.FlinkVersion), english.Count(r.New.Nodes, "node"))
 	c := r.Counts
 	fmt.Fprintf(w, "  matched %d %s (%d by id, %d by structure), %d added, %d removed\n",
 		c.Matched, plural(c.Matched, "node", "nodes"), c.MatchedByID, c.MatchedByStructure, c.Added, c.Removed)

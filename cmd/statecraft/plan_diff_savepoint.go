@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/statecraft/statecraft/bridge"
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/internal/safeio"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/statecraft/statecraft/statecore/savepoint"
@@ -117,7 +118,7 @@ func runUpgrade(c *cli.Context, w io.Writer, oldp, newp *plan.Plan) error {
 }
 
 func writeUpgrade(w io.Writer, sp *savepoint.Savepoint, r *bridge.UpgradeReport, script []byte, out string) {
-	fmt.Fprintf(w, "\nSavepoint %s (checkpoint %d, %d operators)\n", sp.Dir, sp.Metadata.CheckpointID, len(sp.Metadata.Operators))
+	fmt.Fprintf(w, "\nSavepoint %s (checkpoint %d, %s)\n", sp.Dir, sp.Metadata.CheckpointID, english.Count(len(sp.Metadata.Operators), "operator"))
 	if len(r.Renames) == 0 {
 		fmt.Fprintln(w, "  no operator needs a new UID")
 	}
@@ -145,5 +146,5 @@ func restoreWord(r *bridge.Report) string {
 	if r.Restores {
 		return "restores"
 	}
-	return fmt.Sprintf("refused (%d errors)", r.Count(bridge.SevError))
+	return fmt.Sprintf("refused (%s)", english.Count(r.Count(bridge.SevError), "error"))
 }

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/statecraft/statecraft/bridge"
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/urfave/cli/v2"
@@ -49,7 +50,7 @@ func init() {
 
 func runSavepointCheck(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return withCode(exitFailure, fmt.Errorf("savepoint check: want exactly one PATH (a savepoint directory or its _metadata file), got %d arguments", c.NArg()))
+		return withCode(exitFailure, fmt.Errorf("savepoint check: want exactly one PATH (a savepoint directory or its _metadata file), got %s", english.Count(c.NArg(), "argument")))
 	}
 	if c.String("plan") == "" {
 		return withCode(exitFailure, fmt.Errorf("savepoint check: --plan PLAN is required (the compiled plan of the job to restore)"))
@@ -95,8 +96,8 @@ func runSavepointCheck(c *cli.Context) error {
 }
 
 func writeCheckText(w io.Writer, out checkOutput, operators int) error {
-	fmt.Fprintf(w, "savepoint %s (checkpoint %d, %d operators)\nplan      %s (uid format %q, generation %s)\n\n",
-		out.Savepoint, out.CheckpointID, operators, out.Plan, out.UIDFormat, out.Generation)
+	fmt.Fprintf(w, "savepoint %s (checkpoint %d, %s)\nplan      %s (uid format %q, generation %s)\n\n",
+		out.Savepoint, out.CheckpointID, english.Count(operators, "operator"), out.Plan, out.UIDFormat, out.Generation)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tTYPE\tUID\tSTATUS\tSTATE\tMAX PAR\tSIZE")
 	for _, n := range out.Nodes {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/opstate"
@@ -77,7 +78,7 @@ func (r dumpRecord) MarshalJSON() ([]byte, error) {
 
 func runSavepointDump(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return withCode(exitFailure, fmt.Errorf("savepoint dump: want exactly one PATH, got %d arguments", c.NArg()))
+		return withCode(exitFailure, fmt.Errorf("savepoint dump: want exactly one PATH, got %s", english.Count(c.NArg(), "argument")))
 	}
 	format := c.String("format")
 	if format != "jsonl" && format != "csv" && format != "table" {

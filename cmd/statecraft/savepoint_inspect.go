@@ -12,6 +12,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/urfave/cli/v2"
@@ -85,7 +86,7 @@ func init() {
 
 func runSavepointInspect(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return withCode(exitFailure, fmt.Errorf("savepoint inspect: want exactly one PATH (a savepoint directory or its _metadata file), got %d arguments", c.NArg()))
+		return withCode(exitFailure, fmt.Errorf("savepoint inspect: want exactly one PATH (a savepoint directory or its _metadata file), got %s", english.Count(c.NArg(), "argument")))
 	}
 	if c.Bool("json") && c.Bool("csv") {
 		return withCode(exitFailure, fmt.Errorf("savepoint inspect: --json and --csv exclude each other"))
@@ -419,7 +420,7 @@ func writeInspectCSV(w io.Writer, out *inspectOutput) error {
 
 func writeInspectText(w io.Writer, out *inspectOutput) error {
 	fmt.Fprintf(w, "savepoint:  %s\n", out.Savepoint)
-	fmt.Fprintf(w, "metadata:   version %d, checkpoint %d, %d operators, format %s\n", out.MetadataVersion, out.CheckpointID, len(out.Operators), out.Format)
+	fmt.Fprintf(w, "metadata:   version %d, checkpoint %d, %s, format %s\n", out.MetadataVersion, out.CheckpointID, english.Count(len(out.Operators), "operator"), out.Format)
 	switch {
 	case out.SnapshotType != "" && out.SavepointFormatType != "":
 		fmt.Fprintf(w, "snapshot:   %s (%s)\n", out.SnapshotType, out.SavepointFormatType)
