@@ -958,6 +958,8 @@ func TestScriptErrors(t *testing.T) {
 		{"steps:\n  - rename-uid: {from: \"uid:a\"}\n", "empty"},
 		{"steps:\n  - rename-uid: {from: \"uid:a\", to: b}\n    drop-operator: {operator: \"uid:a\"}\n", "one key"},
 		{"steps: [", "yaml"},
+		{"", "s.yaml: the script is empty: want a mapping with a steps list"},
+		{"# only a comment\n", "s.yaml: the script is empty"},
 	}
 	for _, c := range cases {
 		_, err := ParseScript(strings.NewReader(c.script), "s.yaml")

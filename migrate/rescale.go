@@ -191,6 +191,12 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 	ch := &OperatorChange{Operator: Label(op), UIDHashBefore: op.ID.String(), UIDHashAfter: op.ID.String(),
 		ParallelismBefore: op.Parallelism, ParallelismAfter: newPar, MaxParBefore: op.MaxParallelism, MaxParAfter: newMax,
 		EntriesBefore: map[string]int{}, EntriesAfter: map[string]int{}}
+	if newMax == op.MaxParallelism && newPar == op.Parallelism {
+		// Rewriting would produce the same key groups in the same subtasks: keep the files (they
+		// are linked like any unchanged file) and say that this step changes nothing.
+		ch.Note = fmt.Sprintf("unchanged: max parallelism already %d and parallelism %d; state files kept as they are", newMax, newPar)
+		return ch, nil
+	}
 
 	// Checks that need no state file: the layout the rewrite supports.
 	for _, st := range op.Subtasks {

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -27,6 +28,9 @@ func ParseScript(r io.Reader, name string) ([]Step, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) { // the YAML decoder's word for a file with no document
+			return nil, fmt.Errorf("%s: the script is empty: want a mapping with a steps list", name)
+		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -32,15 +33,22 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		cmds = c.Subcommands
 		i++
 	}
-	if leaf == nil {
-		return args, nil // top level: let urfave/cli report usage
+	if leaf == nil || len(leaf.Subcommands) > 0 {
+		// The top level, or a group such as `plan` with no action of its own: urfave/cli's help
+		// handling applies, but an unknown flag would get its "flag provided but not defined"
+		// and the whole help on stdout. Refuse it here in one line, as a leaf command does.
+		if i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" && args[i] != "--" {
+			name, _, _ := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+			known := name == "help" || name == "h" || (leaf == nil && (name == "version" || name == "v"))
+			if !known {
+				where := strings.TrimSpace("statecraft " + strings.Join(path, " "))
+				return nil, fmt.Errorf("%sunknown flag %q (see '%s --help')", prefix(path), args[i], where)
+			}
+		}
+		return args, nil
 	}
 	if leaf.SkipFlagParsing {
 		return args, nil // a command that reads its words as they are (__complete)
-	}
-	if len(leaf.Subcommands) > 0 {
-		// A group such as `plan` with no action of its own: its own help handling applies.
-		return args, nil
 	}
 	flags := map[string]bool{}    // name -> takes a value
 	single := map[string]string{} // name -> the flag's main name, for flags that take one value
@@ -58,6 +66,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	}
 	flags["help"], flags["h"] = false, false
 	given := map[string]string{} // main name -> the value given first
+	seen := map[string]bool{}    // every name given
 
 	var flagArgs, positional []string
 	rest := args[i:]
@@ -81,6 +90,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 			return nil, fmt.Errorf("%s: unknown flag %q (see 'statecraft %s --help')",
 				strings.Join(path, " "), a, strings.Join(path, " "))
 		}
+		seen[name] = true
 		if main, ok := single[name]; ok {
 			v := value
 			if !hasValue && j+1 < len(rest) {
@@ -107,6 +117,21 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 			flagArgs = append(flagArgs, "--"+name)
 		}
 	}
+	if !seen["help"] && !seen["h"] {
+		// urfave/cli's own message ("Required flag "operator" not set") does not say which
+		// command, nor what the flag wants.
+		for _, f := range leaf.Flags {
+			rf, ok := f.(cli.RequiredFlag)
+			if !ok || !rf.IsRequired() || slices.ContainsFunc(f.Names(), func(n string) bool { return seen[n] }) {
+				continue
+			}
+			hint := ""
+			if d, ok := f.(cli.DocGenerationFlag); ok && d.GetUsage() != "" {
+				hint = ": " + strings.ReplaceAll(d.GetUsage(), "`", "")
+			}
+			return nil, fmt.Errorf("%s: flag --%s is required%s", strings.Join(path, " "), f.Names()[0], hint)
+		}
+	}
 	out := append([]string{}, path...)
 	out = append(out, flagArgs...)
 	if len(positional) > 0 {
@@ -114,6 +139,14 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		out = append(out, positional...)
 	}
 	return out, nil
+}
+
+// prefix starts a message about the command at path: "plan ttl: ", or "" at the top level.
+func prefix(path []string) string {
+	if len(path) == 0 {
+		return ""
+	}
+	return strings.Join(path, " ") + ": "
 }
 
 // repeatable reports whether a flag collects every value it is given.

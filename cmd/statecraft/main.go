@@ -17,6 +17,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -88,15 +89,40 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	where := commandPrefix(app.Commands, norm)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(stderr, "statecraft: %v\n", ee.err)
+			fmt.Fprintf(stderr, "statecraft: %s\n", prefixed(where, ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "statecraft: %v\n", err)
+	fmt.Fprintf(stderr, "statecraft: %s\n", prefixed(where, err))
 	return exitFailure
+}
+
+// commandPrefix is the command args name ("savepoint dump"), "" at the top level.
+func commandPrefix(cmds []*cli.Command, args []string) string {
+	var path []string
+	for _, a := range args {
+		c := findCommand(cmds, a)
+		if c == nil {
+			break
+		}
+		path = append(path, a)
+		cmds = c.Subcommands
+	}
+	return strings.Join(path, " ")
+}
+
+// prefixed gives every error one style, "COMMAND: what went wrong", whichever level of the
+// code wrote it (many come from packages that know nothing of commands).
+func prefixed(where string, err error) string {
+	msg := err.Error()
+	if where == "" || strings.HasPrefix(msg, where+":") {
+		return msg
+	}
+	return where + ": " + msg
 }
 
 func main() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/internal/safeio"
 	"github.com/statecraft/statecraft/migrate"
 )
@@ -178,7 +179,7 @@ func runOneStep(c *cli.Context, cmd string, mk func(migrate.Selector) migrate.St
 
 func runMigrateScript(c *cli.Context) error {
 	if c.NArg() != 3 {
-		return withCode(exitFailure, fmt.Errorf("migrate run: want SCRIPT SRC DST, got %d arguments", c.NArg()))
+		return withCode(exitFailure, fmt.Errorf("migrate run: want SCRIPT SRC DST, got %s", english.Count(c.NArg(), "argument")))
 	}
 	f, err := os.Open(c.Args().Get(0))
 	if err != nil {
@@ -201,11 +202,11 @@ func runMigrateUID(c *cli.Context) error {
 	for _, r := range c.StringSlice("rename") {
 		from, to, ok := strings.Cut(r, "=")
 		if !ok {
-			return withCode(exitFailure, fmt.Errorf("--rename %q: want SELECTOR=uid:NEW", r))
+			return withCode(exitFailure, fmt.Errorf("migrate uid: --rename %q: want SELECTOR=uid:NEW", r))
 		}
 		x, err := parseRename(from, to)
 		if err != nil {
-			return withCode(exitFailure, fmt.Errorf("--rename %q: %w", r, err))
+			return withCode(exitFailure, fmt.Errorf("migrate uid: --rename %q: %w", r, err))
 		}
 		step.Renames = append(step.Renames, x)
 	}
@@ -231,9 +232,14 @@ func parseRename(from, to string) (migrate.Rename, error) {
 	if err != nil {
 		return migrate.Rename{}, err
 	}
-	newUID, ok := strings.CutPrefix(to, "uid:")
-	if !ok || newUID == "" {
-		return migrate.Rename{}, fmt.Errorf("new UID %q: want uid:NEW", to)
+	// uid:NEW or a bare NEW, as scripts take it; a hash names an operator id, which Flink
+	// derives from the UID and cannot be set.
+	if strings.HasPrefix(to, "hash:") {
+		return migrate.Rename{}, fmt.Errorf("new UID %q: an operator id cannot be chosen, only a UID (uid:NEW or NEW)", to)
+	}
+	newUID := strings.TrimPrefix(to, "uid:")
+	if newUID == "" {
+		return migrate.Rename{}, fmt.Errorf("new UID %q: want uid:NEW or NEW", to)
 	}
 	return migrate.Rename{From: sel, To: newUID}, nil
 }
@@ -262,7 +268,7 @@ func runMigrateRescale(c *cli.Context) error {
 
 func migrateArgs(c *cli.Context, cmd string) (string, string, error) {
 	if c.NArg() != 2 {
-		return "", "", withCode(exitFailure, fmt.Errorf("%s: want SRC DST (the savepoint and a new output directory), got %d arguments", cmd, c.NArg()))
+		return "", "", withCode(exitFailure, fmt.Errorf("%s: want SRC DST (the savepoint and a new output directory), got %s", cmd, english.Count(c.NArg(), "argument")))
 	}
 	return c.Args().Get(0), c.Args().Get(1), nil
 }
@@ -300,7 +306,7 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
-	printMigrateReport(c.App.Writer, rep)
+	printMigrateReport(c.App.Writer, rep, opt.NoVerify)
 	if reportErr != nil {
 		// The migration succeeded and DST is complete: say so (exit 0), and that the report is missing.
 		fmt.Fprintf(c.App.ErrWriter, "statecraft: warning: the migration succeeded, but the report was not written: %v\n", reportErr)
@@ -338,18 +344,23 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func printMigrateReport(w io.Writer, rep *migrate.Report) {
+func printMigrateReport(w io.Writer, rep *migrate.Report, noVerify bool) {
 	if rep.DryRun {
 		fmt.Fprintf(w, "dry run: nothing written; %s would become %s\n", rep.Source, rep.Target)
 	} else {
-		fmt.Fprintf(w, "wrote %s (%d state files written, %d linked, %d copied; verified: %v)\n",
-			rep.Target, rep.Written, rep.Linked, rep.Copied, len(rep.Verify) > 0)
+		fmt.Fprintf(w, "wrote %s (%s written, %d linked, %d copied; %s)\n",
+			rep.Target, english.Count(rep.Written, "state file"), rep.Linked, rep.Copied, verification(rep, noVerify))
 	}
 	for _, st := range rep.Steps {
 		fmt.Fprintf(w, "step: %s\n", st.Step)
 		for _, o := range st.Operators {
-			fmt.Fprintf(w, "  %s: uid hash %s -> %s, parallelism %d -> %d, max parallelism %d -> %d",
-				o.Operator, o.UIDHashBefore, o.UIDHashAfter, o.ParallelismBefore, o.ParallelismAfter, o.MaxParBefore, o.MaxParAfter)
+			if o.UIDHashAfter == "" { // dropped: there is no "after"
+				fmt.Fprintf(w, "  %s: uid hash %s, parallelism %d, max parallelism %d",
+					o.Operator, o.UIDHashBefore, o.ParallelismBefore, o.MaxParBefore)
+			} else {
+				fmt.Fprintf(w, "  %s: uid hash %s -> %s, parallelism %d -> %d, max parallelism %d -> %d",
+					o.Operator, o.UIDHashBefore, o.UIDHashAfter, o.ParallelismBefore, o.ParallelismAfter, o.MaxParBefore, o.MaxParAfter)
+			}
 			if o.UIDAfter != "" {
 				fmt.Fprintf(w, ", uid %q", o.UIDAfter)
 			}
@@ -361,7 +372,7 @@ func printMigrateReport(w io.Writer, rep *migrate.Report) {
 			}
 			fmt.Fprintln(w)
 			for _, name := range sortedNames(o.EntriesBefore) {
-				fmt.Fprintf(w, "    %-40s %d -> %d entries\n", name, o.EntriesBefore[name], o.EntriesAfter[name])
+				fmt.Fprintf(w, "    %-40s %d -> %s\n", name, o.EntriesBefore[name], english.Count(o.EntriesAfter[name], "entry"))
 			}
 		}
 	}
@@ -371,6 +382,18 @@ func printMigrateReport(w io.Writer, rep *migrate.Report) {
 		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%d\t%d\t%d\n", deref(r.OperatorName), deref(r.OperatorUID), r.OperatorUIDHash, r.Parallelism, r.MaxParallelism, r.SubtaskStateCount)
 	}
 	tw.Flush()
+}
+
+// verification says what the run verified: the output re-read and compared with the source,
+// or why nothing was.
+func verification(rep *migrate.Report, noVerify bool) string {
+	switch {
+	case noVerify:
+		return "not verified: --no-verify"
+	case len(rep.Verify) == 0:
+		return "nothing to verify: the output holds no state"
+	}
+	return "verified: " + english.Count(len(rep.Verify), "check") + " against the source passed"
 }
 
 func deref(s *string) string {

@@ -37,7 +37,11 @@ func runMigrate(t *testing.T, args []string, dst string, code int, stdout, stder
 		dryTable = printedResult(t, dout)
 	}
 	got, out, errs := runCLI(args...)
-	if got != code || !strings.Contains(out, stdout) || !strings.Contains(errs, stderr) {
+	okErr := strings.Contains(errs, stderr)
+	if strings.HasPrefix(stderr, "statecraft: ") && strings.HasSuffix(stderr, "\n") {
+		okErr = errs == stderr // the whole message
+	}
+	if got != code || !strings.Contains(out, stdout) || !okErr {
 		t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout ~ %q, stderr ~ %q", got, code, out, errs, stdout, stderr)
 	}
 	if code != 0 {
@@ -121,7 +125,10 @@ func TestMigrateCLI(t *testing.T) {
 		{"uid --operator/--to pairs, flags first", []string{"migrate", "uid", "--operator", "uid:int-keyed", "--to", "uid:v3", src, "DST"}, 0, `-> ab192ca825af479a01be489e113f2bd4`, "", nil},
 		{"uid pairs unbalanced", []string{"migrate", "uid", src, "DST", "--operator", "uid:int-keyed"}, 1, "", "in pairs", nil},
 		{"uid target exists", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:source"}, 1, "", "already has an operator", nil},
-		{"uid bad new", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=v2"}, 1, "", "want uid:NEW", nil},
+		{"uid bare new name, as scripts take it", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=v2"}, 0, `uid "v2"`, "", nil},
+		{"uid hash as new name", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=hash:6d821971c3bfd7ae2c972e89d7414f7c"}, 1, "",
+			"statecraft: migrate uid: --rename \"uid:int-keyed=hash:6d821971c3bfd7ae2c972e89d7414f7c\": new UID \"hash:6d821971c3bfd7ae2c972e89d7414f7c\": an operator id cannot be chosen, only a UID (uid:NEW or NEW)\n", nil},
+		{"uid empty new name", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:"}, 1, "", "want uid:NEW or NEW", nil},
 		{"uid nothing", []string{"migrate", "uid", src, "DST"}, 1, "", "at least one", nil},
 		{"rescale", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "256", "--parallelism", "3"}, 0, "entries per subtask [24 30 36]", "", nil},
 		{"rescale bad parallelism", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "8", "--parallelism", "9"}, 1, "", "want 1..8", nil},
@@ -159,7 +166,20 @@ func TestMigrateCLI(t *testing.T) {
 		{"retype refused", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "names", "--to", "Long"}, 1, "", "does not parse", nil},
 		{"rename-state", []string{"migrate", "rename-state", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "seen2"}, 0, "seen", "", nil},
 		{"drop-state", []string{"migrate", "drop-state", src, "DST", "--operator", "uid:int-keyed", "--state", "seen"}, 0, "12 -> 0", "", nil},
-		{"drop-operator", []string{"migrate", "drop-operator", src, "DST", "--operator", "uid:int-keyed"}, 0, "dropped", "", nil},
+		{"drop-operator", []string{"migrate", "drop-operator", src, "DST", "--operator", "uid:int-keyed"}, 0,
+			"(0 state files written, 0 linked, 0 copied; nothing to verify: the output holds no state)\nstep: drop-operator uid:int-keyed\n" +
+				"  uid:int-keyed: uid hash 6d821971c3bfd7ae2c972e89d7414f7c, parallelism 2, max parallelism 128 (dropped)\n", "", nil},
+		{"verified, with counts", []string{"migrate", "rename-state", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "seen2"}, 0,
+			"linked, 0 copied; verified: ", "", nil},
+		{"not verified", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "256", "--no-verify"}, 0, "; not verified: --no-verify)\n", "", nil},
+		{"rescale to the same max parallelism changes nothing", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "128"}, 0,
+			"(0 state files written, 2 linked, 0 copied; verified: ", "", func(t *testing.T, dst string) {
+				_, out, _ := runCLI("migrate", "rescale", migrateFixture(t, "keyed-hashmap"), dst+"2", "--max-parallelism", "128", "--dry-run")
+				if !strings.Contains(out, "(unchanged: max parallelism already 128 and parallelism 2; state files kept as they are)") {
+					t.Errorf("the dry run does not say the rescale changes nothing:\n%s", out)
+				}
+			}},
+		{"empty script", []string{"migrate", "run", "EMPTY", src, "DST"}, 1, "", ": the script is empty: want a mapping with a steps list\n", nil},
 		{"link mode", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:v2", "--link", "symbolic"}, 1, "", "hard or copy", nil},
 		{"missing source", []string{"migrate", "uid", "no-such-dir", "DST", "--rename", "uid:a=uid:b"}, 1, "", "no-such-dir", nil},
 		{"wrong arity", []string{"migrate", "rescale", src, "--max-parallelism", "256"}, 1, "", "want SRC DST", nil},
@@ -168,9 +188,12 @@ func TestMigrateCLI(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			dst := filepath.Join(dir, "out")
+			if err := os.WriteFile(filepath.Join(dir, "empty.yaml"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			args := make([]string, len(c.args))
 			for i, a := range c.args {
-				args[i] = strings.NewReplacer("DST", dst, "REPORT", filepath.Join(dir, "report.json")).Replace(a)
+				args[i] = strings.NewReplacer("DST", dst, "REPORT", filepath.Join(dir, "report.json"), "EMPTY", filepath.Join(dir, "empty.yaml")).Replace(a)
 			}
 			runMigrate(t, args, dst, c.code, c.stdout, c.stderr)
 			if c.check != nil {

@@ -243,7 +243,12 @@ func init() {
 				nerr := report.Count(plan.Error)
 
 				if c.Bool("dry-run") {
-					fmt.Fprint(c.App.Writer, unifiedDiff(diffName(p.File), string(p.Raw), string(out)))
+					if bytes.Equal(out, p.Raw) {
+						// A diff header over no hunks reads like a broken diff.
+						fmt.Fprintf(errw, "%s: no TTL would change; nothing would be written\n", p.File)
+					} else {
+						fmt.Fprint(c.App.Writer, unifiedDiff(diffName(p.File), string(p.Raw), string(out)))
+					}
 					if nerr > 0 && !c.Bool("force") {
 						return withCode(exitFindings, fmt.Errorf("%s: the result has %d validation %s: it would not be written without --force", p.File, nerr, plural(nerr, "error", "errors")))
 					}

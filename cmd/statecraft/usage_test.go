@@ -20,7 +20,7 @@ func TestUsageErrors(t *testing.T) {
 		args   []string
 		code   int
 		stdout string // exact, when want is set
-		stderr string // exact when it ends in "\n", else a substring
+		stderr string // the whole of stderr when it starts with "statecraft: " and ends in "\n", else a substring
 	}{
 		// Single-valued flags given twice: the last would win silently.
 		{"dump --operator twice", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--operator=uid:int-keyed"}, 1, "",
@@ -46,6 +46,24 @@ func TestUsageErrors(t *testing.T) {
 		{"diff --json --color", []string{"plan", "diff", plan, plan, "--json", "--color", "always"}, 1, "", "--color has no effect with --json"},
 		{"diff --text --color is fine", []string{"plan", "diff", plan, plan, "--text", "--color", "never"}, 0, "", ""},
 
+		// One error style at every level: "statecraft: COMMAND: message", one line on stderr.
+		{"unknown top-level flag", []string{"--bogus"}, 1, "", "statecraft: unknown flag \"--bogus\" (see 'statecraft --help')\n"},
+		{"unknown group flag", []string{"plan", "--bogus=1"}, 1, "", "statecraft: plan: unknown flag \"--bogus=1\" (see 'statecraft plan --help')\n"},
+		{"required flag names the command", []string{"savepoint", "dump", sp}, 1, "",
+			"statecraft: savepoint dump: flag --operator is required: uid:NAME or hash:HEX (the 32-hex-digit operator id)\n"},
+		{"required flag, help still works", []string{"savepoint", "dump", "--help"}, 0, "", ""},
+		{"an error from a package gets the command", []string{"savepoint", "inspect", "DST"}, 1, "", "statecraft: savepoint inspect: open savepoint: "},
+		{"one argument", []string{"savepoint", "dump", sp, sp, "--operator", "uid:source"}, 1, "",
+			"statecraft: savepoint dump: want exactly one PATH, got 2 arguments\n"},
+		{"zero arguments", []string{"savepoint", "inspect"}, 1, "",
+			"statecraft: savepoint inspect: want exactly one PATH (a savepoint directory or its _metadata file), got 0 arguments\n"},
+		{"one argument, singular", []string{"migrate", "uid", sp, "--rename", "uid:a=b"}, 1, "",
+			"statecraft: migrate uid: want SRC DST (the savepoint and a new output directory), got 1 argument\n"},
+		{"an aggregating state", []string{"migrate", "retype", sp, "DST", "--operator", "uid:int-keyed", "--state", "minmax", "--to", "Long"}, 1, "",
+			"state \"minmax\" is an aggregating state; retype supports value, list and map states\n"},
+		{"no-change dry run prints no empty diff", []string{"plan", "ttl", "set", plan, "--node", "6:leftState", "--ttl", "0", "--dry-run"}, 0, "",
+			"plan.json: no TTL would change; nothing would be written\n"},
+
 		// savepoint dump of an operator without state, or without the state asked for.
 		{"dump of an operator without state", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--format", "table"}, 0, "",
 			"statecraft: savepoint dump: operator uid:source has no state\n"},
@@ -68,11 +86,14 @@ func TestUsageErrors(t *testing.T) {
 			}
 			code, out, errs := runCLI(args...)
 			okErr := strings.Contains(errs, c.stderr)
-			if strings.HasSuffix(c.stderr, "\n") {
-				okErr = errs == c.stderr
+			if strings.HasPrefix(c.stderr, "statecraft: ") && strings.HasSuffix(c.stderr, "\n") {
+				okErr = errs == c.stderr // the whole message
 			}
 			if c.code == 1 && out != "" {
 				t.Errorf("a refused command printed on stdout: %q", out)
+			}
+			if c.name == "no-change dry run prints no empty diff" && out != "" {
+				t.Errorf("stdout %q, want nothing", out)
 			}
 			if code != c.code || !okErr || (c.stdout != "" && out != c.stdout) {
 				t.Fatalf("exit %d (want %d)\nstdout: %q\nstderr: %q\nwant stderr %q", code, c.code, out, errs, c.stderr)
