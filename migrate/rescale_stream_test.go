@@ -30,7 +30,7 @@ func TestRescaleStreamSameBytes(t *testing.T) {
 		streamed bool // every key group is fed by one block: some block must be streamed
 	}{
 		{"keyed-hashmap", 256, 3, true},
-		{"keyed-hashmap", 128, 2, true}, // same max parallelism: one block per key group
+		{"keyed-hashmap", 128, 1, true}, // same max parallelism (a new parallelism): one block per key group
 		{"keyed-hashmap-compressed", 256, 3, true},
 		{"keyed-rocksdb", 512, 4, true},
 		{"keyed-inline", 256, 1, true},
