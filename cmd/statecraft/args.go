@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -52,7 +53,14 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	}
 	flags := map[string]bool{}    // name -> takes a value
 	single := map[string]string{} // name -> the flag's main name, for flags that take one value
+	numeric := map[string]bool{}  // names of integer flags
 	for _, f := range leaf.Flags {
+		switch f.(type) {
+		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+			for _, n := range f.Names() {
+				numeric[n] = true
+			}
+		}
 		takesValue := true
 		if _, ok := f.(*cli.BoolFlag); ok {
 			takesValue = false
@@ -103,6 +111,21 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 					strings.Join(path, " "), main, first, v)
 			}
 			given[main] = v
+		}
+		if takesValue && (hasValue || j+1 < len(rest)) && numeric[name] {
+			v := value
+			if !hasValue {
+				v = rest[j+1]
+			}
+			// urfave/cli would answer "Incorrect Usage" and the whole help on stdout.
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+				return nil, fmt.Errorf("%s: --%s %q: want a whole number", strings.Join(path, " "), name, v)
+			}
+		}
+		if !takesValue && hasValue {
+			if _, err := strconv.ParseBool(value); err != nil {
+				return nil, fmt.Errorf("%s: --%s=%s: want true or false (or the flag alone)", strings.Join(path, " "), name, value)
+			}
 		}
 		switch {
 		case hasValue:

@@ -40,7 +40,7 @@ func init() {
 				out := render(p, p.Validate().Findings)
 				if o := c.String("output"); o != "" {
 					if err := safeio.WriteFile(o, out, 0o644); err != nil {
-						return withCode(exitFailure, fmt.Errorf("plan graph: write %s: %w", o, err))
+						return withCode(exitFailure, fmt.Errorf("plan graph: %w", err)) // err names the file
 					}
 					return nil
 				}

@@ -64,6 +64,16 @@ func TestUsageErrors(t *testing.T) {
 		{"no-change dry run prints no empty diff", []string{"plan", "ttl", "set", plan, "--node", "6:leftState", "--ttl", "0", "--dry-run"}, 0, "",
 			"plan.json: no TTL would change; nothing would be written\n"},
 
+		// Bad flag values: one line, not "Incorrect Usage" and the whole help on stdout.
+		{"number flag not a number", []string{"migrate", "rescale", sp, "DST", "--max-parallelism", "abc"}, 1, "",
+			"statecraft: migrate rescale: --max-parallelism \"abc\": want a whole number\n"},
+		{"number flag with =", []string{"migrate", "rescale", sp, "DST", "--max-parallelism=1e3"}, 1, "",
+			"statecraft: migrate rescale: --max-parallelism \"1e3\": want a whole number\n"},
+		{"boolean flag with a value", []string{"migrate", "rescale", sp, "DST", "--max-parallelism", "256", "--dry-run=maybe"}, 1, "",
+			"statecraft: migrate rescale: --dry-run=maybe: want true or false (or the flag alone)\n"},
+		{"boolean flag =true", []string{"migrate", "rescale", sp, "DST", "--max-parallelism", "256", "--dry-run=true"}, 0, "", ""},
+		{"graph -o a directory", []string{"plan", "graph", plan, "-o", "."}, 1, "", "statecraft: plan graph: write .: not a regular file\n"},
+
 		// savepoint dump of an operator without state, or without the state asked for.
 		{"dump of an operator without state", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--format", "table"}, 0, "",
 			"statecraft: savepoint dump: operator uid:source has no state\n"},
