@@ -1,0 +1,255 @@
+// Package s3test runs a real S3 server for tests: S3Proxy 4.1.0 (Maven Central
+// org.gaul:s3proxy:4.1.0, classifier jar-with-dependencies, fetched into ~/.m2 by mvn when
+// missing) on a free loopback port, with SigV4 authentication and its filesystem backend, so
+// that every object is a plain file under Dir/BUCKET/KEY that a test can look at.
+//
+// One server serves a whole test binary: the first Require starts it, Main stops it after the
+// tests ran. Tests are skipped, with a message saying so, only when Java is absent; a server that
+// cannot be fetched or started fails the test.
+package s3test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Version is the S3Proxy release the tests run (2.6.0 refuses current SDKs' checksums).
+const Version = "4.1.0"
+
+// Credentials the server accepts.
+const (
+	AccessKey = "statecraft-test"
+	SecretKey = "statecraft-test-secret"
+	Region    = "us-east-1"
+)
+
+// Server is a running S3Proxy.
+type Server struct {
+	Endpoint string // http://127.0.0.1:PORT
+	Dir      string // the filesystem backend's base directory: Dir/BUCKET/KEY
+
+	cmd  *exec.Cmd
+	log  *logBuf
+	done chan struct{}
+}
+
+var (
+	once    sync.Once
+	shared  *Server
+	fail    error
+	baseDir string
+)
+
+// Require returns the shared server, starting it on first use, and points the AWS SDK's
+// environment at it (credentials, region, AWS_ENDPOINT_URL_S3; no shared config files, no
+// instance metadata). It skips t when Java is absent.
+func Require(t testing.TB) *Server {
+	t.Helper()
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Skip("s3test: Java is absent, so the S3 server (S3Proxy " + Version + ") cannot run; install a JDK 17 to run this test")
+	}
+	once.Do(func() {
+		baseDir, fail = os.MkdirTemp("", "statecraft-s3proxy-")
+		if fail == nil {
+			shared, fail = Start(baseDir)
+		}
+	})
+	if fail != nil {
+		t.Fatalf("s3test: %v", fail)
+	}
+	for k, v := range shared.Env() {
+		os.Setenv(k, v)
+	}
+	return shared
+}
+
+// Main runs the tests of a package and stops the server afterwards; call it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared != nil {
+		shared.Stop()
+	}
+	if baseDir != "" {
+		os.RemoveAll(baseDir)
+	}
+	return code
+}
+
+// Env is the environment that points the AWS SDK (and statecraft) at the server.
+func (s *Server) Env() map[string]string {
+	return map[string]string{
+		"AWS_ACCESS_KEY_ID":           AccessKey,
+		"AWS_SECRET_ACCESS_KEY":       SecretKey,
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_REGION":                  Region,
+		"AWS_ENDPOINT_URL_S3":         s.Endpoint,
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"AWS_CONFIG_FILE":             filepath.Join(s.Dir, "..", "no-aws-config"),
+		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(s.Dir, "..", "no-aws-credentials"),
+		"AWS_PROFILE":                 "",
+	}
+}
+
+// Bucket makes a new empty bucket (a directory of the filesystem backend) and returns its name.
+func (s *Server) Bucket(t testing.TB, name string) string {
+	t.Helper()
+	if err := os.Mkdir(filepath.Join(s.Dir, name), 0o755); err != nil {
+		t.Fatalf("s3test: create bucket %s: %v", name, err)
+	}
+	return name
+}
+
+// Jar returns the S3Proxy jar in the local Maven repository, fetching it with mvn when missing.
+func Jar() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	jar := filepath.Join(home, ".m2", "repository", "org", "gaul", "s3proxy", Version, "s3proxy-"+Version+"-jar-with-dependencies.jar")
+	if _, err := os.Stat(jar); err == nil {
+		return jar, nil
+	}
+	out, err := exec.Command("mvn", "-B", "-q", "dependency:get", "-Dartifact=org.gaul:s3proxy:"+Version+":jar:jar-with-dependencies").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("fetch S3Proxy %s with mvn: %v\n%s", Version, err, out)
+	}
+	if _, err := os.Stat(jar); err != nil {
+		return "", fmt.Errorf("mvn fetched S3Proxy %s but %s is missing: %w", Version, jar, err)
+	}
+	return jar, nil
+}
+
+// Start runs S3Proxy with its filesystem backend under base/data on a free loopback port and
+// returns when it answers HTTP.
+func Start(base string) (*Server, error) {
+	jar, err := Jar()
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(base, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), Dir: data, log: new(logBuf), done: make(chan struct{})}
+	props := strings.Join([]string{
+		"s3proxy.endpoint=" + s.Endpoint,
+		"s3proxy.authorization=aws-v2-or-v4",
+		"s3proxy.identity=" + AccessKey,
+		"s3proxy.credential=" + SecretKey,
+		"jclouds.provider=filesystem",
+		"jclouds.filesystem.basedir=" + data,
+		"",
+	}, "\n")
+	pf := filepath.Join(base, "s3proxy.properties")
+	if err := os.WriteFile(pf, []byte(props), 0o600); err != nil {
+		return nil, err
+	}
+	s.cmd = exec.Command("java", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-jar", jar, "--properties", pf)
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	// The server dies with the test binary, even when the binary is killed.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start S3Proxy: %w", err)
+	}
+	go func() { s.cmd.Wait(); close(s.done) }()
+	if err := s.waitReady(); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitReady polls the port until the server answers HTTP (any status: an anonymous request is
+// refused with 403 once it is up), or the process exits. The bound only stops a hung JVM from
+// holding the test binary forever.
+func (s *Server) waitReady() error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			return fmt.Errorf("S3Proxy exited before answering: %v\n%s", s.cmd.ProcessState, tail(s.log.String()))
+		default:
+		}
+		resp, err := client.Get(s.Endpoint + "/")
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-s.done:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return errors.New("S3Proxy did not answer within 3 minutes:\n" + tail(s.log.String()))
+}
+
+// Stop kills the server and waits for it to exit.
+func (s *Server) Stop() {
+	if s.cmd.Process != nil {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tail(s string) string {
+	var lines []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// logBuf collects the server's output; the exec package writes it from its own goroutine.
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,256 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// rangeReader reads an object with ranged GETs through a one-block cache. The first read of a
+// place fetches a small block (a header is all inspect wants of a state file); reads that go on
+// where the last block ended double the block, up to maxBlock, so a streamed state file costs
+// few requests and bounded memory.
+type rangeReader struct {
+	ctx  context.Context
+	s    *s3Store
+	key  string
+	size int64
+	etag string
+
+	mu     sync.Mutex
+	buf    []byte
+	bufOff int64
+	next   int
+}
+
+const (
+	firstBlock = 64 << 10
+	maxBlock   = 8 << 20
+	// bodyAttempts bounds the re-requests of a range whose body broke off mid-read (the SDK
+	// retries a failed request, not a failed read of its body).
+	bodyAttempts = 3
+)
+
+func (r *rangeReader) Size() int64  { return r.size }
+func (r *rangeReader) Close() error { return nil }
+
+func (r *rangeReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("read %s: negative offset %d", r.s.url(r.key), off)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for n < len(p) {
+		if off >= r.size {
+			return n, io.EOF
+		}
+		if off >= r.bufOff && off < r.bufOff+int64(len(r.buf)) {
+			c := copy(p[n:], r.buf[off-r.bufOff:])
+			n += c
+			off += int64(c)
+			continue
+		}
+		block := firstBlock
+		if off == r.bufOff+int64(len(r.buf)) && r.next > 0 {
+			block = min(r.next*2, maxBlock)
+		}
+		r.next = block
+		want := max(int64(len(p)-n), int64(block))
+		want = min(want, r.size-off)
+		buf, err := r.fetch(off, want)
+		if err != nil {
+			return n, err
+		}
+		r.buf, r.bufOff = buf, off
+	}
+	return n, nil
+}
+
+// fetch GETs [off, off+n), checking the object did not change since it was opened (If-Match).
+func (r *rangeReader) fetch(off, n int64) ([]byte, error) {
+	rng := fmt.Sprintf("bytes=%d-%d", off, off+n-1)
+	var ifMatch *string
+	if r.etag != "" {
+		ifMatch = aws.String(`"` + r.etag + `"`)
+	}
+	buf := make([]byte, n)
+	var last error
+	for range bodyAttempts {
+		r.s.requests.Add(1)
+		out, err := r.s.client.GetObject(r.ctx, &s3.GetObjectInput{Bucket: &r.s.loc.Bucket, Key: &r.key, Range: &rng, IfMatch: ifMatch})
+		if err != nil {
+			return nil, r.s.fail("GetObject", r.key+" ("+rng+")", err)
+		}
+		m, err := io.ReadFull(out.Body, buf)
+		out.Body.Close()
+		r.s.read.Add(int64(m))
+		if err == nil {
+			return buf, nil
+		}
+		last = err
+		if r.ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, r.s.fail("GetObject", r.key+" ("+rng+")", fmt.Errorf("reading the body: %w", last))
+}
+
+// s3Writer collects an object's bytes. An object smaller than one part is sent with one
+// PutObject at Commit; a larger one becomes a multipart upload whose parts are sent while the
+// writer is still being filled (at most uploadAhead at a time), completed at Commit. Until then
+// nothing is visible under the key.
+type s3Writer struct {
+	ctx  context.Context
+	s    *s3Store
+	key  string
+	part []byte
+
+	uploadID *string
+	parts    []types.CompletedPart
+	inflight chan struct{}
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	err      error
+	done     bool
+}
+
+// partSize is the multipart part size (S3's minimum is 5 MiB, all but the last part);
+// uploadAhead bounds the parts in flight per writer, so memory stays at (uploadAhead+1) parts.
+var (
+	partSize    = 8 << 20
+	uploadAhead = 2
+)
+
+func (s *s3Store) Create(ctx context.Context, name string) (Writer, error) {
+	if err := CheckName(name); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.loc, err)
+	}
+	return &s3Writer{ctx: ctx, s: s, key: s.key(name), inflight: make(chan struct{}, uploadAhead)}, nil
+}
+
+func (w *s3Writer) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, fmt.Errorf("write %s: already committed or aborted", w.s.url(w.key))
+	}
+	n := 0
+	for len(p) > 0 {
+		if err := w.failed(); err != nil {
+			return n, err
+		}
+		if w.part == nil {
+			w.part = make([]byte, 0, partSize)
+		}
+		c := min(len(p), partSize-len(w.part))
+		w.part = append(w.part, p[:c]...)
+		p, n = p[c:], n+c
+		if len(w.part) == partSize {
+			if err := w.sendPart(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (w *s3Writer) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// sendPart uploads the filled part in the background, starting the multipart upload first.
+func (w *s3Writer) sendPart() error {
+	if w.uploadID == nil {
+		w.s.requests.Add(1)
+		out, err := w.s.client.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.s.loc.Bucket, Key: &w.key})
+		if err != nil {
+			return w.s.fail("CreateMultipartUpload", w.key, err)
+		}
+		w.uploadID = out.UploadId
+	}
+	data := w.part
+	w.part = nil
+	num := int32(len(w.parts) + 1)
+	w.parts = append(w.parts, types.CompletedPart{PartNumber: aws.Int32(num)})
+	w.inflight <- struct{}{}
+	w.wg.Add(1)
+	go func() {
+		defer func() { <-w.inflight; w.wg.Done() }()
+		w.s.requests.Add(1)
+		out, err := w.s.client.UploadPart(w.ctx, &s3.UploadPartInput{Bucket: &w.s.loc.Bucket, Key: &w.key,
+			UploadId: w.uploadID, PartNumber: aws.Int32(num), Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err != nil {
+			if w.err == nil {
+				w.err = w.s.fail(fmt.Sprintf("UploadPart %d", num), w.key, err)
+			}
+			return
+		}
+		w.s.written.Add(int64(len(data)))
+		w.parts[num-1].ETag = out.ETag
+	}()
+	return nil
+}
+
+func (w *s3Writer) Commit() error {
+	if w.done {
+		return fmt.Errorf("commit %s: already committed or aborted", w.s.url(w.key))
+	}
+	w.done = true
+	if w.uploadID == nil {
+		data := w.part
+		w.s.requests.Add(1)
+		_, err := w.s.client.PutObject(w.ctx, &s3.PutObjectInput{Bucket: &w.s.loc.Bucket, Key: &w.key,
+			Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
+		if err != nil {
+			return w.s.fail("PutObject", w.key, err)
+		}
+		w.s.written.Add(int64(len(data)))
+		return nil
+	}
+	if len(w.part) > 0 {
+		if err := w.sendPart(); err != nil {
+			w.abort()
+			return err
+		}
+	}
+	w.wg.Wait()
+	if err := w.failed(); err != nil {
+		w.abort()
+		return err
+	}
+	w.s.requests.Add(1)
+	_, err := w.s.client.CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{Bucket: &w.s.loc.Bucket, Key: &w.key,
+		UploadId: w.uploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: w.parts}})
+	if err != nil {
+		w.abort()
+		return w.s.fail("CompleteMultipartUpload", w.key, err)
+	}
+	return nil
+}
+
+func (w *s3Writer) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	w.abort()
+	return nil
+}
+
+func (w *s3Writer) abort() {
+	w.wg.Wait()
+	w.part = nil
+	if w.uploadID != nil {
+		w.s.abortUpload(w.key, w.uploadID)
+	}
+}
+
