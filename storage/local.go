@@ -60,7 +60,9 @@ func (s *localStore) dir(create bool) (*os.Root, error) {
 	return r, nil
 }
 
-func (s *localStore) path(name string) string { return filepath.Join(s.loc.Path, filepath.FromSlash(name)) }
+func (s *localStore) path(name string) string {
+	return filepath.Join(s.loc.Path, filepath.FromSlash(name))
+}
 
 func (s *localStore) Stat(_ context.Context, name string) (Info, error) {
 	if err := CheckName(name); err != nil {

@@ -253,4 +253,3 @@ func (w *s3Writer) abort() {
 		w.s.abortUpload(w.key, w.uploadID)
 	}
 }
-
