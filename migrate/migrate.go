@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/statecraft/statecraft/internal/safeio"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/storage"
 )
 
 // LinkMode says how unchanged state files reach the output.
@@ -119,12 +121,19 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	if len(steps) == 0 {
 		return nil, errors.New("migrate: no steps")
 	}
+	dstLoc, err := storage.Parse(dst)
+	if err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	if dstLoc.Kind != storage.Local {
+		return nil, fmt.Errorf("output %s: migrations write to local directories only so far (an object-store destination is not implemented yet); migrate to a local directory and upload it", dstLoc)
+	}
 	sp, err := savepoint.Open(src)
 	if err != nil {
 		return nil, err
 	}
 	defer sp.Close()
-	dst, err = filepath.Abs(dst)
+	dst, err = filepath.Abs(dstLoc.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +316,7 @@ func warnLeftovers(dst string, w io.Writer) {
 }
 
 func decodeAgain(sp *savepoint.Savepoint) (*metadata.Metadata, error) {
-	b, err := os.ReadFile(sp.MetadataPath)
+	b, err := sp.ReadMetadata()
 	if err != nil {
 		return nil, err
 	}
@@ -338,16 +347,19 @@ func (s *session) finish() error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", label, err)
 		}
+		defer st.Close()
 		from := st.Name
 		size := st.Size()
-		st.Close()
-		name := filepath.Base(from)
+		name := path.Base(st.File.String())
+		if st.File.Kind == storage.Local {
+			name = filepath.Base(st.File.Path)
+		}
 		if prev, ok := byName[name]; ok && prev != from {
 			return fmt.Errorf("%s: two state files are both named %q (%s and %s); cannot make them relative", label, name, prev, from)
 		}
 		if _, ok := byName[name]; !ok {
 			byName[name] = from
-			if err := s.bring(from, name); err != nil {
+			if err := s.bring(st, name); err != nil {
 				return err
 			}
 		}
@@ -378,25 +390,22 @@ func (s *session) finish() error {
 	return nil
 }
 
-// bring hard-links (or copies) the source file from to stage/name.
-func (s *session) bring(from, name string) error {
+// bring hard-links (or copies) the source file of the whole-file stream st to stage/name; a
+// file on an object store is downloaded.
+func (s *session) bring(st *savepoint.Stream, name string) error {
 	to := filepath.Join(s.stage, name)
-	if s.opt.Link == LinkHard {
-		if err := os.Link(from, to); err == nil {
+	from := st.Name
+	if s.opt.Link == LinkHard && st.File.Kind == storage.Local {
+		if err := os.Link(st.File.Path, to); err == nil {
 			s.report.Linked++
 			return nil
 		}
 	}
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
 	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	if _, err := io.Copy(out, io.NewSectionReader(st, 0, st.Size())); err != nil {
 		out.Close()
 		return fmt.Errorf("copy %s: %w", from, err)
 	}

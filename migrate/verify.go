@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/opstate"
 	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/storage"
 )
 
 // Sum is an order-independent digest of a multiset of entries: their number and the sum (mod
@@ -442,19 +444,27 @@ func verifyUnchanged(src *savepoint.Savepoint, want *metadata.Metadata, out *sav
 		if sa != sb {
 			return rows, fmt.Sprintf("%s: the output declares %d bytes, the source %d", bf[i].label, sb, sa), nil
 		}
-		pa, err := filePath(src, af[i].h)
+		sta, err := src.OpenStream(af[i].h)
 		if err != nil {
 			return rows, "", fmt.Errorf("%s: %w", af[i].label, err)
 		}
-		pb, err := filePath(out, bf[i].h)
+		stb, err := out.OpenStream(bf[i].h)
 		if err != nil {
+			sta.Close()
 			return rows, "", fmt.Errorf("%s: %w", bf[i].label, err)
 		}
-		if seen[[2]string{pa, pb}] {
+		pair := [2]string{sta.Name, stb.Name}
+		var row VerifyRow
+		var diff string
+		if !seen[pair] {
+			seen[pair] = true
+			row, diff, err = sameFile(sta, stb)
+		}
+		sta.Close()
+		stb.Close()
+		if row.Kind == "" && err == nil {
 			continue
 		}
-		seen[[2]string{pa, pb}] = true
-		row, diff, err := sameFile(pa, pb)
 		if err != nil {
 			return rows, "", fmt.Errorf("%s: %w", bf[i].label, err)
 		}
@@ -467,63 +477,51 @@ func verifyUnchanged(src *savepoint.Savepoint, want *metadata.Metadata, out *sav
 	return rows, "", nil
 }
 
-// filePath resolves a file handle of sp to the path of the file it reads.
-func filePath(sp *savepoint.Savepoint, h metadata.StreamHandle) (string, error) {
-	st, err := sp.OpenStream(h)
-	if err != nil {
-		return "", err
-	}
-	st.Close()
-	return st.Name, nil
-}
-
 // sameFile proves that the output file b holds the bytes of the source file a: by identity
-// (device and inode) for a hard link, by size and SHA-256 for a copy. Its row carries the file
-// sizes as counts and, for a copy, the leading 64 bits of each hash.
-func sameFile(a, b string) (VerifyRow, string, error) {
-	row := VerifyRow{Kind: "file", State: filepath.Base(b)}
-	fa, err := os.Stat(a)
-	if err != nil {
-		return row, "", err
-	}
-	fb, err := os.Stat(b)
-	if err != nil {
-		return row, "", err
-	}
-	row.Expected.Count, row.Actual.Count = fa.Size(), fb.Size()
-	if os.SameFile(fa, fb) {
-		row.Proof = "same file (hard link)"
-		return row, "", nil
+// (device and inode) for a hard link, by size and SHA-256 for a copy (read through the streams,
+// so either may be on an object store). Its row carries the file sizes as counts and, for a
+// copy, the leading 64 bits of each hash.
+func sameFile(a, b *savepoint.Stream) (VerifyRow, string, error) {
+	row := VerifyRow{Kind: "file", State: path.Base(filepath.ToSlash(b.Name))}
+	row.Expected.Count, row.Actual.Count = a.Size(), b.Size()
+	if a.File.Kind == storage.Local && b.File.Kind == storage.Local {
+		fa, err := os.Stat(a.File.Path)
+		if err != nil {
+			return row, "", err
+		}
+		fb, err := os.Stat(b.File.Path)
+		if err != nil {
+			return row, "", err
+		}
+		if os.SameFile(fa, fb) {
+			row.Proof = "same file (hard link)"
+			return row, "", nil
+		}
 	}
 	row.Proof = "same size and SHA-256 (copy)"
-	if fa.Size() != fb.Size() {
-		return row, fmt.Sprintf("file %s has %d bytes, its source %s %d", b, fb.Size(), a, fa.Size()), nil
+	if a.Size() != b.Size() {
+		return row, fmt.Sprintf("file %s has %d bytes, its source %s %d", b.Name, b.Size(), a.Name, a.Size()), nil
 	}
-	ha, err := fileSHA256(a)
+	ha, err := streamSHA256(a)
 	if err != nil {
 		return row, "", err
 	}
-	hb, err := fileSHA256(b)
+	hb, err := streamSHA256(b)
 	if err != nil {
 		return row, "", err
 	}
 	row.Expected.Hash, row.Actual.Hash = binary.BigEndian.Uint64(ha[:8]), binary.BigEndian.Uint64(hb[:8])
 	if ha != hb {
-		return row, fmt.Sprintf("file %s is not a copy of its source %s: same size, but its SHA-256 differs", b, a), nil
+		return row, fmt.Sprintf("file %s is not a copy of its source %s: same size, but its SHA-256 differs", b.Name, a.Name), nil
 	}
 	return row, "", nil
 }
 
-func fileSHA256(path string) ([sha256.Size]byte, error) {
+func streamSHA256(st *savepoint.Stream) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
-	f, err := os.Open(path)
-	if err != nil {
-		return sum, err
-	}
-	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return sum, fmt.Errorf("read %s: %w", path, err)
+	if _, err := io.Copy(h, io.NewSectionReader(st, 0, st.Size())); err != nil {
+		return sum, fmt.Errorf("read %s: %w", st.Name, err)
 	}
 	copy(sum[:], h.Sum(nil))
 	return sum, nil

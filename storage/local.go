@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"sync/atomic"
 
 	"github.com/statecraft/statecraft/internal/safeio"
 )
@@ -26,7 +25,7 @@ type localStore struct {
 	mu   sync.Mutex
 	root *os.Root // opened on first use: a destination may not exist yet
 
-	read, written atomic.Int64
+	read, written, requests counter
 }
 
 func openLocal(l Location) (Store, error) {
@@ -35,7 +34,9 @@ func openLocal(l Location) (Store, error) {
 		return nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
 	l.Path = abs
-	return &localStore{loc: l}, nil
+	s := &localStore{loc: l}
+	s.read, s.written, s.requests = counters(Local)
+	return s, nil
 }
 
 func (s *localStore) Location() Location { return s.loc }
@@ -119,7 +120,7 @@ func (s *localStore) List(_ context.Context, dir string) ([]Info, error) {
 type localObject struct {
 	f    *os.File
 	size int64
-	read *atomic.Int64
+	read *counter
 }
 
 func (o *localObject) ReadAt(p []byte, off int64) (int, error) {

@@ -10,7 +10,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,7 +31,7 @@ type s3Store struct {
 	client   *s3.Client
 	endpoint string // the custom endpoint, "" for AWS: copies are server-side only within one
 
-	read, written, requests atomic.Int64
+	read, written, requests counter
 }
 
 // Retries: throttling (503 SlowDown, 429) and transient network errors are retried with
@@ -61,6 +60,7 @@ func openS3(ctx context.Context, l Location) (Store, error) {
 		cfg.Region = "us-east-1"
 	}
 	s := &s3Store{loc: l}
+	s.read, s.written, s.requests = counters(S3)
 	s.client = s3.NewFromConfig(cfg, func(o *s3.Options) {
 		// The SDK's default CRC checksums on every upload are refused by some S3-compatible
 		// servers; send them only where S3 requires them.

@@ -29,9 +29,12 @@ type rangeReader struct {
 	next   int
 }
 
+// FirstReadBlock is what the first read at a place in an object fetches; a variable so that a
+// test can make it smaller than a state file and show that a command reads only a header.
+var FirstReadBlock = 64 << 10
+
 const (
-	firstBlock = 64 << 10
-	maxBlock   = 8 << 20
+	maxBlock = 8 << 20
 	// bodyAttempts bounds the re-requests of a range whose body broke off mid-read (the SDK
 	// retries a failed request, not a failed read of its body).
 	bodyAttempts = 3
@@ -57,7 +60,7 @@ func (r *rangeReader) ReadAt(p []byte, off int64) (int, error) {
 			off += int64(c)
 			continue
 		}
-		block := firstBlock
+		block := FirstReadBlock
 		if off == r.bufOff+int64(len(r.buf)) && r.next > 0 {
 			block = min(r.next*2, maxBlock)
 		}

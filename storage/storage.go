@@ -25,6 +25,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrNotExist is wrapped by every "no such object or file" error, whatever the store.
@@ -82,6 +83,40 @@ type Stats struct {
 	Read, Written int64
 	// Requests counts the calls sent to an object store (0 on a local disk).
 	Requests int64
+}
+
+// counter counts for one store and for every store of its kind (Transferred).
+type counter struct {
+	own atomic.Int64
+	all *atomic.Int64
+}
+
+func (c *counter) Add(n int64) {
+	c.own.Add(n)
+	if c.all != nil {
+		c.all.Add(n)
+	}
+}
+
+func (c *counter) Load() int64 { return c.own.Load() }
+
+// totals are the bytes and requests of all stores of a kind since the process started.
+var totals = map[Kind]*[3]atomic.Int64{Local: {}, S3: {}}
+
+// counters returns a store's read, written and requests counters, tied to its kind's totals.
+func counters(k Kind) (read, written, requests counter) {
+	t := totals[k]
+	return counter{all: &t[0]}, counter{all: &t[1]}, counter{all: &t[2]}
+}
+
+// Transferred returns the bytes read and written and the requests sent by every store of kind
+// k so far in this process: what progress lines and byte-counting tests report.
+func Transferred(k Kind) Stats {
+	t, ok := totals[k]
+	if !ok {
+		return Stats{}
+	}
+	return Stats{Read: t[0].Load(), Written: t[1].Load(), Requests: t[2].Load()}
 }
 
 // Open opens the store a location names, rooted at the location. Opening does not check that

@@ -10,33 +10,33 @@
 //
 // Small streams are not files at all: they are stored inline in _metadata (tag 1).
 //
-// Every file is opened through an os.Root on the directory, so a handle whose path has "..", an
-// absolute path outside the directory, or a symbolic link leading out of it is refused.
+// The directory is a storage.Store: a local directory (every file opened through an os.Root, so
+// a handle whose path has "..", or a symbolic link leading out of it, is refused) or a key
+// prefix on an object store (s3://bucket/prefix), read with ranged reads. Nothing here knows
+// which.
 //
-// Absolute file handles (tag 2, "file:/old/place/savepoint-x/abc") are resolved like this:
-//   - a path inside the directory (as given to Open, or its real path) is opened there;
-//   - otherwise, when the directory holds a file with the same base name, that file is used:
-//     the savepoint was moved or copied, and Flink names state files by random UUIDs, so the base
-//     name identifies the file. Stream.Moved records that this happened;
-//   - otherwise the handle is refused: the file lives outside the savepoint (an incremental
-//     checkpoint's shared directory, another job's savepoint) and must be given explicitly.
-//
-// Non-local schemes (s3://, hdfs://, ...) are refused with a message naming the scheme.
+// Absolute file handles (tag 2, "file:/old/place/savepoint-x/abc", "s3://bucket/sp/abc") are
+// resolved as resolveAbsolute describes: --path-map rewrites first, then a path inside the
+// directory, then a file of the same base name in the directory (the savepoint was moved or
+// copied, to another disk or bucket; Stream.Moved records it), then, on an object store, the
+// key it names on the same store (entropy injection). A local file outside the directory is
+// refused unless --path-map names its place.
 package savepoint
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/storage"
 )
 
 // MetadataFileName is the name Flink gives the metadata file in a savepoint directory.
@@ -44,64 +44,118 @@ const MetadataFileName = "_metadata"
 
 // Savepoint is an opened savepoint or checkpoint directory.
 type Savepoint struct {
-	Dir          string // the directory as given (or the parent of the given _metadata file)
+	// Dir is the directory as given (absolute), or the parent of the given _metadata file; on
+	// an object store the canonical URL of the key prefix (s3://bucket/prefix).
+	Dir          string
 	MetadataPath string // Dir joined with the metadata file's name
 	Metadata     *metadata.Metadata
+	// Store is the directory or key prefix the savepoint's own files are read from.
+	Store storage.Store
 
-	root    *os.Root
-	realDir string // Dir with symbolic links resolved, for matching absolute handles
+	opt     Options
+	realDir string                   // a local Dir with symbolic links resolved, for matching absolute handles
+	others  map[string]storage.Store // stores of files outside Dir that --path-map or entropy injection name
 }
 
-// Open opens the savepoint at path, which is a savepoint directory or its _metadata file, and
-// decodes the metadata. Close releases the directory.
+// Options change how a savepoint is opened.
+type Options struct {
+	// PathMap rewrites absolute file handles: a handle starting with Old (up to a "/") is read
+	// at New plus the rest. The user names the place, so a mapped file may lie outside Dir.
+	PathMap []PathMapping
+}
+
+// PathMapping is one OLD=NEW rewrite of absolute state-file paths.
+type PathMapping struct{ Old, New string }
+
+// ParsePathMap reads an OLD=NEW mapping (the --path-map flag).
+func ParsePathMap(s string) (PathMapping, error) {
+	old, new, ok := strings.Cut(s, "=")
+	if !ok || old == "" || new == "" {
+		return PathMapping{}, fmt.Errorf("path map %q: want OLD=NEW (for example s3://old-bucket/sp=/data/sp)", s)
+	}
+	if _, err := storage.Parse(new); err != nil {
+		return PathMapping{}, fmt.Errorf("path map %q: %w", s, err)
+	}
+	return PathMapping{Old: strings.TrimSuffix(old, "/"), New: strings.TrimSuffix(new, "/")}, nil
+}
+
+// Open opens the savepoint at p, which is a savepoint directory or its _metadata file, on a
+// local disk or an object store (see storage.Parse for the spellings), and decodes the metadata.
+// Close releases it.
 func Open(p string) (*Savepoint, error) {
-	fi, err := os.Stat(p)
+	return OpenWith(context.Background(), p, Options{})
+}
+
+// OpenWith is Open with options; ctx bounds every read of the savepoint.
+func OpenWith(ctx context.Context, p string, opt Options) (*Savepoint, error) {
+	loc, err := storage.Parse(p)
 	if err != nil {
 		return nil, fmt.Errorf("open savepoint: %w", err)
 	}
-	dir, name := p, MetadataFileName
-	if !fi.IsDir() {
-		dir, name = filepath.Dir(p), filepath.Base(p)
+	dir, name := loc, MetadataFileName
+	if loc.Kind == storage.Local {
+		fi, err := os.Stat(loc.Path)
+		if err != nil {
+			return nil, fmt.Errorf("open savepoint: %w", err)
+		}
+		if !fi.IsDir() {
+			dir, name = loc.Dir()
+		}
+	} else if d, base := loc.Dir(); base == MetadataFileName {
+		dir = d
 	}
-	root, err := os.OpenRoot(dir)
+	st, err := storage.Open(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("open savepoint directory: %w", err)
+		return nil, fmt.Errorf("open savepoint: %w", err)
 	}
-	s := &Savepoint{Dir: dir, MetadataPath: filepath.Join(dir, name), root: root}
-	if abs, err := filepath.Abs(dir); err == nil {
-		s.Dir = abs
-		s.MetadataPath = filepath.Join(abs, name)
-		s.realDir = abs
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
+	s := &Savepoint{Dir: st.Location().String(), Store: st, opt: opt}
+	s.MetadataPath = st.Location().Join(name).String()
+	if dir.Kind == storage.Local {
+		s.realDir = s.Dir
+		if real, err := filepath.EvalSymlinks(s.Dir); err == nil {
 			s.realDir = real
 		}
 	}
-	// A named pipe or device in place of _metadata would block or read forever: refuse it
-	// before opening.
-	if fi, err := root.Stat(name); err == nil && !fi.Mode().IsRegular() {
-		root.Close()
-		return nil, fmt.Errorf("open savepoint: %s is not a regular file (%v)", filepath.Join(dir, name), fi.Mode().Type())
-	}
-	f, err := root.Open(name)
+	f, err := st.Open(ctx, name)
 	if err != nil {
-		root.Close()
+		st.Close()
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("open savepoint: %s has no %s file (is it a savepoint or checkpoint directory?)", dir, name)
+			return nil, fmt.Errorf("open savepoint: %s has no %s file (is it a savepoint or checkpoint directory?)", s.Dir, name)
 		}
 		return nil, fmt.Errorf("open savepoint metadata: %w", err)
 	}
 	defer f.Close()
-	m, err := metadata.Decode(f, s.MetadataPath)
+	m, err := metadata.Decode(io.NewSectionReader(f, 0, f.Size()), s.MetadataPath)
 	if err != nil {
-		root.Close()
+		st.Close()
 		return nil, err
 	}
 	s.Metadata = m
 	return s, nil
 }
 
+// ReadMetadata returns the bytes of the _metadata file the savepoint was opened from.
+func (s *Savepoint) ReadMetadata() ([]byte, error) {
+	_, name := path.Split(filepath.ToSlash(s.MetadataPath))
+	f, err := s.Store.Open(context.Background(), name)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s.MetadataPath, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s.MetadataPath, err)
+	}
+	return b, nil
+}
+
 // Close releases the directory handle.
-func (s *Savepoint) Close() error { return s.root.Close() }
+func (s *Savepoint) Close() error {
+	for _, o := range s.others {
+		o.Close()
+	}
+	return s.Store.Close()
+}
 
 // Stream is an opened stream handle: a random-access reader over exactly the stream's bytes.
 type Stream struct {
@@ -111,6 +165,9 @@ type Stream struct {
 	Name string
 	// Moved is true when an absolute file handle was resolved by its base name in the directory.
 	Moved bool
+	// File is where a file-backed stream's file is (Kind "" for inline bytes): migrations link
+	// or copy it by this location.
+	File storage.Location
 
 	closer io.Closer
 }
@@ -136,7 +193,7 @@ func (s *Savepoint) OpenStream(h metadata.StreamHandle) (*Stream, error) {
 			Name:          fmt.Sprintf("%s (inline stream %s)", s.MetadataPath, h.Name),
 		}, nil
 	case *metadata.RelativeFileHandle:
-		return s.openFile(h.Path, 0, h.Size, true)
+		return s.openFile(s.Store, h.Path, 0, h.Size, true)
 	case *metadata.FileHandle:
 		return s.openAbsolute(h.Path, 0, h.Size, true)
 	case *metadata.SegmentFileHandle:
@@ -149,35 +206,19 @@ func (s *Savepoint) OpenStream(h metadata.StreamHandle) (*Stream, error) {
 	return nil, fmt.Errorf("open stream: unsupported handle %T (tag %d)", h, h.Tag())
 }
 
-// openFile opens rel (slash-separated, relative to the directory) through the root and returns
-// the section [start, start+size). With whole, the file must be exactly size bytes (size < 0:
-// unknown, take the whole file).
-func (s *Savepoint) openFile(rel string, start, size int64, whole bool) (*Stream, error) {
-	local := filepath.FromSlash(rel)
-	if !filepath.IsLocal(local) {
+// openFile opens name (slash-separated, relative to st's root) and returns the section
+// [start, start+size). With whole, the file must be exactly size bytes (size < 0: unknown, take
+// the whole file).
+func (s *Savepoint) openFile(st storage.Store, rel string, start, size int64, whole bool) (*Stream, error) {
+	if storage.CheckName(rel) != nil {
 		return nil, fmt.Errorf("%s: state file %q is outside the savepoint directory (refused)", s.MetadataPath, rel)
 	}
-	// Stat first: opening a named pipe (or a device) would block or read forever, so anything
-	// but a regular file is refused before it is opened. The check after opening stays for a
-	// file swapped in between.
-	if fi, err := s.root.Stat(local); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: state file %q is not a regular file (%v)", s.MetadataPath, rel, fi.Mode().Type())
-	}
-	f, err := s.root.Open(local)
+	f, err := st.Open(context.Background(), rel)
 	if err != nil {
 		return nil, fmt.Errorf("%s: open state file %q: %w", s.MetadataPath, rel, err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: stat state file %q: %w", s.MetadataPath, rel, err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: state file %q is not a regular file", s.MetadataPath, rel)
-	}
-	name := filepath.Join(s.Dir, local)
-	n := fi.Size()
+	name := st.Location().Join(rel).String()
+	n := f.Size()
 	switch {
 	case whole && size >= 0 && n != size:
 		f.Close()
@@ -188,106 +229,63 @@ func (s *Savepoint) openFile(rel string, start, size int64, whole bool) (*Stream
 		f.Close()
 		return nil, fmt.Errorf("%s: segment [%d, +%d) does not fit the file's %d bytes", name, start, size, n)
 	}
-	return &Stream{SectionReader: io.NewSectionReader(f, start, size), Name: name, closer: f}, nil
+	return &Stream{SectionReader: io.NewSectionReader(f, start, size), Name: name, File: st.Location().Join(rel), closer: f}, nil
 }
 
 // openAbsolute resolves an absolute path or URI as described in the package comment.
 func (s *Savepoint) openAbsolute(p string, start, size int64, whole bool) (*Stream, error) {
-	rel, moved, err := s.resolveAbsolute(p)
+	t, err := s.resolveAbsolute(p)
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.openFile(rel, start, size, whole)
+	st, err := s.openFile(t.store, t.name, start, size, whole)
 	if err != nil {
 		return nil, err
 	}
-	st.Moved = moved
+	st.Moved = t.moved
 	return st, nil
-}
-
-// resolveAbsolute maps an absolute path or URI to a slash-separated path inside the directory:
-// the path itself when it is inside, else the base name when a regular file of that name is in
-// the directory (moved is then true).
-func (s *Savepoint) resolveAbsolute(p string) (rel string, moved bool, err error) {
-	fsPath, err := localPath(p)
-	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", s.MetadataPath, err)
-	}
-	for _, dir := range []string{s.Dir, s.realDir} {
-		if dir == "" {
-			continue
-		}
-		if r, err := filepath.Rel(dir, fsPath); err == nil && filepath.IsLocal(r) {
-			return filepath.ToSlash(r), false, nil
-		}
-	}
-	base := path.Base(filepath.ToSlash(fsPath))
-	if base != "" && base != "." && base != "/" && base != MetadataFileName {
-		if fi, err := s.root.Stat(base); err == nil && fi.Mode().IsRegular() {
-			return base, true, nil
-		}
-	}
-	return "", false, fmt.Errorf("%s: state file %s is outside the savepoint directory %s and no file named %q is in it (refused)", s.MetadataPath, p, s.Dir, base)
 }
 
 // LocalPath returns where a file-backed stream handle's bytes are, as a slash-separated path
 // relative to the savepoint directory, resolved and checked as OpenStream does: tag 6 relative
 // paths (which must stay inside), tag 2 absolute paths inside the directory or found by base name
 // (moved is then true), tag 15 segments (the segment's file), and key-groups handles (their
-// delegate). Inline (tag 1) and empty handles have no file: it returns "" and no error. Tools that
-// copy or link a savepoint's files use it so that they accept exactly the files OpenStream reads.
+// delegate). Inline (tag 1) and empty handles have no file: it returns "" and no error. A file
+// outside the directory (reached through --path-map or on another prefix of the store) is
+// refused. Tools that copy or link a savepoint's files use it so that they accept exactly the
+// files OpenStream reads.
 func (s *Savepoint) LocalPath(h metadata.StreamHandle) (rel string, moved bool, err error) {
 	switch h := h.(type) {
 	case nil, *metadata.ByteStreamHandle, *metadata.EmptySegmentFileHandle:
 		return "", false, nil
 	case *metadata.RelativeFileHandle:
-		if !filepath.IsLocal(filepath.FromSlash(h.Path)) {
+		if storage.CheckName(h.Path) != nil {
 			return "", false, fmt.Errorf("%s: state file %q is outside the savepoint directory (refused)", s.MetadataPath, h.Path)
 		}
 		rel = h.Path
-	case *metadata.FileHandle:
-		rel, moved, err = s.resolveAbsolute(h.Path)
-	case *metadata.SegmentFileHandle:
-		rel, moved, err = s.resolveAbsolute(h.Path)
+	case *metadata.FileHandle, *metadata.SegmentFileHandle:
+		p := ""
+		if fh, ok := h.(*metadata.FileHandle); ok {
+			p = fh.Path
+		} else {
+			p = h.(*metadata.SegmentFileHandle).Path
+		}
+		t, err := s.resolveAbsolute(p)
+		if err != nil {
+			return "", false, err
+		}
+		if t.store != s.Store {
+			return "", false, fmt.Errorf("%s: state file %s is outside the savepoint directory %s (at %s); copy it into the directory first", s.MetadataPath, p, s.Dir, t.store.Location().Join(t.name))
+		}
+		rel, moved = t.name, t.moved
 	case *metadata.KeyGroupsHandle:
 		return s.LocalPath(h.Delegate)
 	default:
 		return "", false, fmt.Errorf("%s: unsupported stream handle %T (tag %d)", s.MetadataPath, h, h.Tag())
 	}
-	if err != nil {
-		return "", false, err
-	}
-	// The root refuses symbolic links that lead out of the directory.
-	fi, err := s.root.Stat(filepath.FromSlash(rel))
-	if err != nil {
+	// The store refuses symbolic links that lead out of the directory and non-regular files.
+	if _, err := s.Store.Stat(context.Background(), rel); err != nil {
 		return "", false, fmt.Errorf("%s: state file %q: %w", s.MetadataPath, rel, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", false, fmt.Errorf("%s: state file %q is not a regular file", s.MetadataPath, rel)
-	}
 	return rel, moved, nil
-}
-
-// localPath turns a Flink path ("file:/a/b", "file:///a/b", "/a/b") into a cleaned local path.
-func localPath(p string) (string, error) {
-	if strings.HasPrefix(p, "/") {
-		return filepath.Clean(filepath.FromSlash(p)), nil
-	}
-	u, err := url.Parse(p)
-	if err != nil {
-		return "", fmt.Errorf("state file %q: not a path or URI: %w", p, err)
-	}
-	switch u.Scheme {
-	case "file":
-		if u.Host != "" && u.Host != "localhost" {
-			return "", fmt.Errorf("state file %q: file URI on host %q is not local", p, u.Host)
-		}
-		if u.Path == "" {
-			return "", fmt.Errorf("state file %q: empty path", p)
-		}
-		return filepath.Clean(filepath.FromSlash(u.Path)), nil
-	case "":
-		return "", fmt.Errorf("state file %q: want an absolute path", p)
-	}
-	return "", fmt.Errorf("state file %q is on %s://, which statecraft cannot read; copy the savepoint to a local directory first", p, u.Scheme)
 }

@@ -68,9 +68,11 @@ func TestOpenStreamResolution(t *testing.T) {
 		&metadata.FileHandle{Path: abs(outside), Size: 11},                                         // 5 outside
 		&metadata.RelativeFileHandle{Path: "link", Size: 11},                                       // 6 symlink out
 		&metadata.RelativeFileHandle{Path: "a-uuid", Size: 6},                                      // 7 size mismatch
-		&metadata.FileHandle{Path: "s3://bucket/sp/a-uuid", Size: 5},                               // 8 remote
+		&metadata.FileHandle{Path: "s3://bucket/sp/a-uuid", Size: 5},                               // 8 copied from S3
 		&metadata.RelativeFileHandle{Path: "/etc/passwd", Size: 1},                                 // 9 absolute as relative
 		&metadata.SegmentFileHandle{StartPos: 1, Size: 3, Path: abs(filepath.Join(dir, "a-uuid"))}, // 10
+		&metadata.FileHandle{Path: "s3://bucket/sp/not-here", Size: 5},                             // 11 remote, not copied
+		&metadata.FileHandle{Path: "hdfs://nn:8020/sp/not-here", Size: 5},                          // 12 unsupported scheme
 	}
 	writeSavepoint(t, dir, handles, map[string]string{"a-uuid": "hello", "b-uuid": "abc"})
 	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
@@ -86,7 +88,7 @@ func TestOpenStreamResolution(t *testing.T) {
 		for i, st := range sp.Metadata.Operators[0].Subtasks {
 			streams[i], errs[i] = sp.OpenStream(st.ManagedKeyed.(*metadata.KeyGroupsHandle))
 		}
-		want := map[int]string{0: "inline!", 1: "hello", 2: "abc", 3: "hello", 10: "ell"}
+		want := map[int]string{0: "inline!", 1: "hello", 2: "abc", 3: "hello", 8: "hello", 10: "ell"}
 		for i, w := range want {
 			if errs[i] != nil {
 				t.Errorf("handle %d: %v", i, errs[i])
@@ -96,10 +98,11 @@ func TestOpenStreamResolution(t *testing.T) {
 				t.Errorf("handle %d: read %q, want %q", i, got, w)
 			}
 		}
-		if !streams[3].Moved || streams[1].Moved {
-			t.Errorf("Moved flags: handle 3 %v (want true), handle 1 %v (want false)", streams[3].Moved, streams[1].Moved)
+		if !streams[3].Moved || !streams[8].Moved || streams[1].Moved {
+			t.Errorf("Moved flags: handles 3, 8 %v %v (want true), handle 1 %v (want false)", streams[3].Moved, streams[8].Moved, streams[1].Moved)
 		}
-		refusals := map[int]string{4: "outside the savepoint", 5: "outside the savepoint", 6: "open state file", 7: "metadata says 6", 8: "s3://", 9: "outside the savepoint"}
+		refusals := map[int]string{4: "outside the savepoint", 5: "outside the savepoint", 6: "open state file", 7: "metadata says 6",
+			9: "outside the savepoint", 11: "s3://bucket/sp/not-here is outside the savepoint directory", 12: "the hdfs:// scheme is not supported"}
 		for i, w := range refusals {
 			if errs[i] == nil || !strings.Contains(errs[i].Error(), w) {
 				t.Errorf("handle %d: err = %v, want one containing %q", i, errs[i], w)
@@ -113,9 +116,9 @@ func TestOpenStreamResolution(t *testing.T) {
 		// LocalPath accepts and refuses the same handles, naming the file inside the directory.
 		for i, st := range sp.Metadata.Operators[0].Subtasks {
 			rel, moved, err := sp.LocalPath(st.ManagedKeyed.(*metadata.KeyGroupsHandle))
-			want := map[int]string{0: "", 1: "a-uuid", 2: "b-uuid", 3: "a-uuid", 7: "a-uuid", 10: "a-uuid"}
+			want := map[int]string{0: "", 1: "a-uuid", 2: "b-uuid", 3: "a-uuid", 7: "a-uuid", 8: "a-uuid", 10: "a-uuid"}
 			if w, ok := want[i]; ok {
-				if err != nil || rel != w || moved != (i == 3) {
+				if err != nil || rel != w || moved != (i == 3 || i == 8) {
 					t.Errorf("LocalPath(handle %d) = %q, %v, %v; want %q", i, rel, moved, err, w)
 				}
 			} else if err == nil {
@@ -123,6 +126,81 @@ func TestOpenStreamResolution(t *testing.T) {
 			}
 		}
 		sp.Close()
+	}
+}
+
+// TestPathMap: --path-map rewrites an absolute handle to where the user says its file is, also
+// outside the directory; without it, the same handle is refused.
+func TestPathMap(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "sp")
+	shared := filepath.Join(base, "moved-shared")
+	os.MkdirAll(shared, 0o755)
+	os.WriteFile(filepath.Join(shared, "x-uuid"), []byte("shared!"), 0o644)
+	h := &metadata.FileHandle{Path: "s3://old-bucket/chk/shared/x-uuid", Size: 7}
+	writeSavepoint(t, dir, []metadata.StreamHandle{h}, nil)
+	for _, c := range []struct {
+		maps []string
+		want string // content, or the error's text
+	}{
+		{nil, "outside the savepoint directory"},
+		{[]string{"s3://old-bucket/chk/shared=" + shared}, "shared!"},
+		{[]string{"s3://old-bucket/chk/shared/=file://" + shared + "/"}, "shared!"},
+		{[]string{"s3://old-bucket/chk/sha=" + shared}, "outside the savepoint directory"}, // not at a "/"
+	} {
+		var opt Options
+		for _, m := range c.maps {
+			pm, err := ParsePathMap(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt.PathMap = append(opt.PathMap, pm)
+		}
+		sp, err := OpenWith(t.Context(), dir, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := sp.OpenStream(sp.Metadata.Operators[0].Subtasks[0].ManagedKeyed)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = readAll(t, st)
+			st.Close()
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("path map %v: got %q, want %q", c.maps, got, c.want)
+		}
+		sp.Close()
+	}
+	for _, bad := range []string{"x", "=y", "x=", "a=hdfs://nn/x"} {
+		if _, err := ParsePathMap(bad); err == nil {
+			t.Errorf("ParsePathMap(%q) accepted", bad)
+		}
+	}
+}
+
+// TestOpenSchemes (issue #17, defect 7): a URL is never taken for a local file name: an
+// unsupported scheme is refused by name with the supported ones, file:/// opens the local
+// directory, and a missing s3:// savepoint is not "stat s3://...: no such file".
+func TestOpenSchemes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sp")
+	writeSavepoint(t, dir, []metadata.StreamHandle{&metadata.ByteStreamHandle{Name: "x", Data: []byte("1")}}, nil)
+	if sp, err := Open("file://" + dir); err != nil || sp.Dir != dir {
+		t.Errorf("file:// = %v, want %s opened", err, dir)
+	} else {
+		sp.Close()
+	}
+	for _, c := range []struct{ in, want string }{
+		{"hdfs://nn:8020/sp", "open savepoint: hdfs://nn:8020/sp: the hdfs:// scheme is not supported; statecraft reads and writes s3://"},
+		{"oss://b/sp", "the oss:// scheme is not supported"},
+		{"gs://b/sp", "gs://b/sp: gs is recognised but not implemented yet"},
+		{"file:///no/such/dir", "open savepoint: stat /no/such/dir: no such file or directory"},
+	} {
+		_, err := Open(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open(%s) = %v, want %q", c.in, err, c.want)
+		}
 	}
 }
 

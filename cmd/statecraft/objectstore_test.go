@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/statecraft/statecraft/internal/s3test"
+	"github.com/statecraft/statecraft/storage"
+)
+
+func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
+
+// uploadDir copies every file of a local directory to the store at url, through the storage
+// seam, and returns the bytes uploaded.
+func uploadDir(t *testing.T, dir, url string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	src, err := storage.OpenURL(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := storage.OpenURL(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	files, err := src.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, f := range files {
+		if _, err := dst.Copy(ctx, f.Name, src, f.Name); err != nil {
+			t.Fatal(err)
+		}
+		n += f.Size
+	}
+	return n
+}
+
+// TestSavepointCommandsOnS3: inspect, dump, check and plan ttl impact print the same for a
+// savepoint on the S3 server as for its local copy (the location aside), and inspect reads
+// _metadata and the state files' headers with ranged reads, not whole files.
+func TestSavepointCommandsOnS3(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "cli-savepoints")
+	for dir := range savepointFixtures(t) {
+		name := filepath.Base(dir)
+		url := "s3://" + bucket + "/sp/" + name
+		abs, _ := filepath.Abs(dir)
+		size := uploadDir(t, dir, url)
+		same := func(args ...string) {
+			t.Helper()
+			local := make([]string, len(args))
+			for i, a := range args {
+				local[i] = strings.ReplaceAll(a, "SP", abs)
+				args[i] = strings.ReplaceAll(a, "SP", url)
+			}
+			before := storage.Transferred(storage.S3)
+			code, out, errs := runCLI(args...)
+			read := storage.Transferred(storage.S3).Read - before.Read
+			lcode, lout, lerrs := runCLI(local...)
+			out, errs = strings.ReplaceAll(out, url, abs), strings.ReplaceAll(errs, url, abs)
+			if code != lcode || out != lout || errs != lerrs {
+				t.Errorf("%s: %v: exit %d, local exit %d\ns3 stdout:\n%s\nlocal stdout:\n%s\ns3 stderr: %s\nlocal stderr: %s", name, args, code, lcode, out, lout, errs, lerrs)
+			}
+			if args[1] == "inspect" && read > size {
+				t.Errorf("%s: inspect read %d bytes of a %d-byte savepoint", name, read, size)
+			}
+		}
+		same("savepoint", "inspect", "SP", "--json")
+		same("savepoint", "inspect", "SP/_metadata", "--subtasks")
+		if name == "keyed-hashmap" {
+			same("savepoint", "dump", "SP", "--operator", "uid:int-keyed")
+		}
+		if plan := dir + ".plan.json"; fileExists(plan) {
+			same("savepoint", "check", "SP", "--plan", plan)
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// TestInspectReadsHeadersOnly: inspect fetches the state files' headers (serializer snapshots),
+// not their entries. The fixture's files are a few KB, so the first ranged read is made smaller
+// than a file for this test; reading a whole file would show as more bytes than the savepoint
+// minus its entries.
+func TestInspectReadsHeadersOnly(t *testing.T) {
+	old := storage.FirstReadBlock
+	storage.FirstReadBlock = 512
+	t.Cleanup(func() { storage.FirstReadBlock = old })
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "cli-ranged")
+	dir := "../../testdata/savepoints/keyed-hashmap"
+	url := "s3://" + bucket + "/sp"
+	size := uploadDir(t, dir, url)
+	before := storage.Transferred(storage.S3)
+	code, out, errs := runCLI("savepoint", "inspect", url)
+	if code != exitOK || !strings.Contains(out, "int-keyed") {
+		t.Fatalf("inspect: exit %d\n%s%s", code, out, errs)
+	}
+	got := storage.Transferred(storage.S3)
+	t.Logf("inspect of %s: %d of %d bytes, %d requests", url, got.Read-before.Read, size, got.Requests-before.Requests)
+	if got.Read-before.Read >= size {
+		t.Errorf("inspect read %d bytes of the savepoint's %d: whole state files, not their headers", got.Read-before.Read, size)
+	}
+}
+
+// TestObjectStoreLocationsCLI (issue #17, defect 7): schemes are never taken for local file
+// names.
+func TestObjectStoreLocationsCLI(t *testing.T) {
+	abs, _ := filepath.Abs("../../testdata/savepoints/keyed-hashmap")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string // in stdout (exit 0) or stderr
+	}{
+		{[]string{"savepoint", "inspect", "hdfs://nn:8020/sp"}, 1, "hdfs://nn:8020/sp: the hdfs:// scheme is not supported; statecraft reads and writes " + storage.Supported},
+		{[]string{"savepoint", "dump", "oss://b/sp", "--operator", "uid:x"}, 1, "the oss:// scheme is not supported"},
+		{[]string{"savepoint", "inspect", "file://" + abs}, 0, "int-keyed"},
+		{[]string{"savepoint", "inspect", "gs://b/sp"}, 1, "gs is recognised but not implemented yet"},
+		{[]string{"migrate", "uid", abs, "hdfs://nn/out", "--rename", "uid:int-keyed=uid:v2"}, 1, "the hdfs:// scheme is not supported"},
+	} {
+		code, out, errs := runCLI(c.args...)
+		text := errs
+		if c.code == 0 {
+			text = out
+		}
+		if code != c.code || !strings.Contains(text, c.want) || strings.Contains(errs, "no such file") {
+			t.Errorf("%v: exit %d\nstdout: %s\nstderr: %s\nwant exit %d and %q", c.args, code, out, errs, c.code, c.want)
+		}
+	}
+}
+
+// TestMigrateFromS3: a migration reads its source from the S3 server and writes a local
+// directory; the result is the same savepoint the local source gives (inspect and dump equal),
+// and a destination on an object store is refused in one line (not yet implemented).
+func TestMigrateFromS3(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "cli-migrate")
+	src, _ := filepath.Abs("../../testdata/savepoints/keyed-hashmap")
+	url := "s3://" + bucket + "/sp"
+	uploadDir(t, src, url)
+	for _, c := range []struct {
+		args []string
+		op   string // the operator to dump in the result
+	}{
+		{[]string{"migrate", "rescale", "SRC", "DST", "--max-parallelism", "256"}, "uid:int-keyed"},
+		{[]string{"migrate", "uid", "SRC", "DST", "--rename", "uid:int-keyed=uid:v2"}, "uid:v2"},
+	} {
+		var dsts [2]string
+		for i, from := range []string{url, src} {
+			dsts[i] = filepath.Join(t.TempDir(), "out")
+			args := strings.Fields(strings.NewReplacer("SRC", from, "DST", dsts[i]).Replace(strings.Join(c.args, " ")))
+			if code, out, errs := runCLI(args...); code != exitOK {
+				t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+			}
+		}
+		for _, show := range [][]string{{"savepoint", "inspect"}, {"savepoint", "dump", "--operator", c.op}} {
+			_, a, _ := runCLI(append(show, dsts[0])...)
+			_, b, _ := runCLI(append(show, dsts[1])...)
+			if strings.ReplaceAll(a, dsts[0], "DST") != strings.ReplaceAll(b, dsts[1], "DST") || a == "" {
+				t.Errorf("%v: %v differs between the S3 and the local source:\n%s\n---\n%s", c, show, a, b)
+			}
+		}
+	}
+	code, _, errs := runCLI("migrate", "rescale", src, "s3://"+bucket+"/out", "--max-parallelism", "256")
+	if code != 1 || !strings.Contains(errs, "output s3://cli-migrate/out: migrations write to local directories only so far") {
+		t.Errorf("migrate to S3: exit %d, %s", code, errs)
+	}
+}
