@@ -47,7 +47,10 @@ if [ ! -d "$classes" ]; then
   find "$target" -maxdepth 1 -name 'classes-*' ! -name "classes-$hash" -mmin +120 -exec rm -rf {} + 2>/dev/null || true
 fi
 flock -u 9
-exec java -Xmx2g -XX:+UseSerialGC \
+# One served JVM runs several judges at once (each with its own MiniCluster): give it more heap.
+heap=2g
+if [ "${1:-}" = serve ]; then heap=4g; fi
+exec java -Xmx$heap -XX:+UseSerialGC \
   --add-opens=java.base/java.lang=ALL-UNNAMED \
   --add-opens=java.base/java.util=ALL-UNNAMED \
   --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \

@@ -1,5 +1,6 @@
 package dev.statecraft.oracle;
 
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -34,28 +35,44 @@ public final class Main {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("serve")) {
+            System.exit(Serve.run(Arrays.copyOfRange(args, 1, args.length)));
+        }
+        System.exit(dispatch(args));
+    }
+
+    /**
+     * Runs one oracle command (args[0] names it) and returns its exit code. Both the one-shot
+     * {@code main} and the {@link Serve} loop go through here, so a command behaves the same either
+     * way.
+     */
+    static int dispatch(String[] args) throws Exception {
         if (args.length == 0) {
-            System.err.println("usage: run.sh COMMAND [ARGS...]; commands: version, " + String.join(", ", COMMANDS.keySet()));
-            System.exit(2);
+            System.err.println("usage: run.sh COMMAND [ARGS...]; commands: version, serve, " + String.join(", ", COMMANDS.keySet()));
+            return 2;
         }
         if (args[0].equals("version")) {
             System.out.println(org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
-            System.exit(0);
+            return 0;
         }
         String cls = COMMANDS.get(args[0]);
         if (cls == null) {
-            System.err.println("unknown oracle command: " + args[0] + "; commands: version, " + String.join(", ", COMMANDS.keySet()));
-            System.exit(2);
+            System.err.println("unknown oracle command: " + args[0] + "; commands: version, serve, " + String.join(", ", COMMANDS.keySet()));
+            return 2;
         }
         Method run;
         try {
             run = Class.forName(cls).getMethod("run", String[].class);
         } catch (ClassNotFoundException e) {
             System.err.println("oracle command " + args[0] + " is not built yet (" + cls + ")");
-            System.exit(2);
-            return;
+            return 2;
         }
-        int code = (Integer) run.invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
-        System.exit(code);
+        try {
+            return (Integer) run.invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
+        } catch (InvocationTargetException e) {
+            // What an uncaught exception does to a one-shot JVM: the trace on stderr, exit 1.
+            e.getCause().printStackTrace();
+            return 1;
+        }
     }
 }

@@ -1,0 +1,213 @@
+package dev.statecraft.oracle;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * {@code run.sh serve SOCKET [PARENT_PID]}: one JVM that runs many oracle commands, so that a test
+ * suite pays for starting Java, loading Flink and warming the JIT once instead of once per judge.
+ *
+ * <p>Each connection on the Unix socket carries one command, run exactly as {@code run.sh COMMAND
+ * ARGS...} would (through {@link Main#dispatch}). Commands run one at a time: the oracle's jobs
+ * keep their sources' scripts and their collected results in static fields (Script, RestoreJob),
+ * which two jobs in one JVM would share. For parallel tests, start several servers (the Makefile
+ * starts one per core); the client (Go: internal/oracletest) picks an idle one. Its protocol:
+ *
+ * <pre>
+ *   request   u32 argc, then argc times: u32 length, UTF-8 bytes      (big-endian)
+ *   response  frames until the exit frame:
+ *               'o' u32 length, bytes      what the command wrote to System.out
+ *               'e' u32 length, bytes      what it (and Flink's log) wrote to System.err
+ *               'x' u32 exit code          the last frame
+ * </pre>
+ *
+ * <p>System.out and System.err are replaced once, before Flink's logging starts, by streams that
+ * write to the sink of the current thread's request. The sink is inherited by the threads a
+ * command starts (its MiniCluster's), so their output reaches the same client; output of a thread
+ * that belongs to no live request (a pool thread left from an earlier command) goes to the
+ * server's own stderr.
+ *
+ * <p>The server stops when PARENT_PID (the make or test process that started it) is gone, so an
+ * interrupted test run never leaves a JVM behind.
+ */
+public final class Serve {
+    private static final InheritableThreadLocal<Sink> SINK = new InheritableThreadLocal<>();
+    private static final ReentrantLock ONE_AT_A_TIME = new ReentrantLock(true);
+
+    private Serve() {}
+
+    public static int run(String[] args) throws Exception {
+        if (args.length < 1 || args.length > 2) {
+            System.err.println("usage: run.sh serve SOCKET [PARENT_PID]");
+            return 2;
+        }
+        PrintStream origOut = System.out;
+        PrintStream origErr = System.err;
+        System.setOut(new PrintStream(new Routed('o', origOut), true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(new Routed('e', origErr), true, StandardCharsets.UTF_8));
+
+        Path socket = Path.of(args[0]);
+        Files.deleteIfExists(socket);
+        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        // Bind under a temporary name and rename: a client that sees SOCKET finds it listening.
+        Path tmp = socket.resolveSibling(socket.getFileName() + ".tmp");
+        Files.deleteIfExists(tmp);
+        server.bind(UnixDomainSocketAddress.of(tmp));
+        Files.move(tmp, socket);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                Files.deleteIfExists(socket);
+            } catch (IOException ignored) {
+                // the socket's directory may be gone already
+            }
+        }));
+        if (args.length == 2) {
+            long parent = Long.parseLong(args[1]);
+            Thread watch = new Thread(() -> {
+                while (ProcessHandle.of(parent).map(ProcessHandle::isAlive).orElse(false)) {
+                    try {
+                        TimeUnit.MILLISECONDS.sleep(500);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                origErr.println("oracle serve: parent " + parent + " is gone, stopping");
+                try {
+                    Files.deleteIfExists(socket);
+                } catch (IOException ignored) {
+                    // the socket's directory may be gone already
+                }
+                // halt, not exit: the requests still running have no one to answer to, and
+                // Flink's shutdown hooks would wait for their MiniClusters.
+                Runtime.getRuntime().halt(0);
+            }, "serve-parent-watch");
+            watch.setDaemon(true);
+            watch.start();
+        }
+        origErr.println("oracle serve: listening on " + socket);
+        int n = 0;
+        while (true) {
+            SocketChannel ch = server.accept();
+            Thread t = new Thread(() -> serveOne(ch), "serve-request-" + (++n));
+            t.start();
+        }
+    }
+
+    private static void serveOne(SocketChannel ch) {
+        try (ch) {
+            DataInputStream in = new DataInputStream(Channels.newInputStream(ch));
+            int argc = in.readInt();
+            if (argc < 1 || argc > 1000) {
+                throw new IOException("request with " + argc + " arguments");
+            }
+            String[] argv = new String[argc];
+            for (int i = 0; i < argc; i++) {
+                int len = in.readInt();
+                if (len < 0 || len > 1 << 20) {
+                    throw new IOException("argument " + i + " of " + len + " bytes");
+                }
+                byte[] b = in.readNBytes(len);
+                if (b.length != len) {
+                    throw new IOException("request cut short in argument " + i);
+                }
+                argv[i] = new String(b, StandardCharsets.UTF_8);
+            }
+            Sink sink = new Sink(new DataOutputStream(Channels.newOutputStream(ch)));
+            ONE_AT_A_TIME.lock();
+            SINK.set(sink);
+            int code;
+            try {
+                code = Main.dispatch(argv);
+            } catch (Throwable e) {
+                e.printStackTrace();
+                code = 1;
+            } finally {
+                System.out.flush();
+                System.err.flush();
+                SINK.remove();
+                ONE_AT_A_TIME.unlock();
+            }
+            sink.exit(code);
+        } catch (IOException e) {
+            System.err.println("oracle serve: request failed: " + e);
+        }
+    }
+
+    /** The client end of one request; closed once the exit frame is written. */
+    private static final class Sink {
+        private final DataOutputStream out;
+        private boolean closed;
+
+        Sink(DataOutputStream out) {
+            this.out = out;
+        }
+
+        synchronized boolean write(char stream, byte[] b, int off, int len) {
+            if (closed) {
+                return false;
+            }
+            try {
+                out.writeByte(stream);
+                out.writeInt(len);
+                out.write(b, off, len);
+                out.flush();
+                return true;
+            } catch (IOException e) {
+                closed = true; // the client went away; its output has nowhere to go
+                return false;
+            }
+        }
+
+        synchronized void exit(int code) throws IOException {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            out.writeByte('x');
+            out.writeInt(code);
+            out.flush();
+        }
+    }
+
+    /** Writes to the current thread's request, or to the server's own stream without one. */
+    private static final class Routed extends OutputStream {
+        private final char stream;
+        private final OutputStream fallback;
+
+        Routed(char stream, OutputStream fallback) {
+            this.stream = stream;
+            this.fallback = fallback;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            Sink s = SINK.get();
+            if (s == null || !s.write(stream, b, off, len)) {
+                fallback.write(b, off, len);
+            }
+        }
+
+        @Override
+        public void flush() throws IOException {
+            fallback.flush();
+        }
+    }
+}
