@@ -18,6 +18,7 @@ import (
 // migrated case (NEW restoring after the rename) is TestOracleUpgradeRestores.
 func TestOracleCheckAgreesWithFlink(t *testing.T) {
 	oracletest.Require(t, "to have Flink 2.3.0 restore the plans (needs Java 17 and Maven)")
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	_, _, sp, dir := upgradeFixture(t)
 	src := filepath.Join(dir, "savepoint")
 	spec := filepath.Join(dir, "spec.json")
@@ -35,7 +36,7 @@ func TestOracleCheckAgreesWithFlink(t *testing.T) {
 			if r.Restores != tc.restores {
 				t.Fatalf("savepoint check says restores=%v, want %v: %+v", r.Restores, tc.restores, r.Findings)
 			}
-			out, err := judgeRestore(planFile, src, spec)
+			out, err := judgeRestore(t, planFile, src, spec)
 			if flinkRestored := err == nil; flinkRestored != r.Restores {
 				t.Fatalf("savepoint check says restores=%v, Flink restored=%v:\n%s", r.Restores, flinkRestored, out)
 			}

@@ -212,6 +212,7 @@ func TestImpactUnknownWithoutTTL(t *testing.T) {
 // key goes on from its old count (count 2). judge-restore compares every key's final row.
 func TestOracleImpactMatchesFlinkExpiry(t *testing.T) {
 	oracletest.Require(t, "to have Flink 2.3.0 restore the TTL savepoint (needs Java 17 and Maven)")
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	p, sp, b, run := ttlFixture(t)
 	stamps := accStateStamps(t, sp)
 	entries, err := p.Select(plan.Selector{All: true, StateIdx: -1})
@@ -267,7 +268,7 @@ func TestOracleImpactMatchesFlinkExpiry(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "spec.json"), specBytes, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		res, err := judgeRestore(planFile, filepath.Join(testdata("upgrades", "agg-ttl"), "savepoint"), filepath.Join(dir, "spec.json"))
+		res, err := judgeRestore(t, planFile, filepath.Join(testdata("upgrades", "agg-ttl"), "savepoint"), filepath.Join(dir, "spec.json"))
 		if err != nil {
 			t.Fatalf("ttl %v: Flink's output disagrees with Impact (%d of %d expired): %v\n%s", c.ttl, rows[0].Expired, rows[0].Entries, err, res)
 		}

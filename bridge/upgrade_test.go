@@ -3,7 +3,6 @@ package bridge
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -208,6 +207,7 @@ func TestUpgradeTable(t *testing.T) {
 // migration is refused by Flink, so the judge can fail.
 func TestOracleUpgradeRestores(t *testing.T) {
 	oracletest.Require(t, "to have Flink 2.3.0 restore the upgraded savepoint (needs Java 17 and Maven)")
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	oldp, newp, sp, dir := upgradeFixture(t)
 	r, err := Upgrade(oldp, newp, plan.UIDOptions{}, sp, CheckOptions{})
 	if err != nil {
@@ -216,12 +216,12 @@ func TestOracleUpgradeRestores(t *testing.T) {
 	src := filepath.Join(dir, "savepoint")
 	dst := migrateWith(t, r.Script("oracle test"), src)
 	newPlan, spec := filepath.Join(dir, "new.plan.json"), filepath.Join(dir, "spec.json")
-	if out, err := judgeRestore(newPlan, dst, spec); err != nil {
+	if out, err := judgeRestore(t, newPlan, dst, spec); err != nil {
 		t.Fatalf("Flink did not restore NEW from the migrated savepoint with the old counts: %v\n%s", err, out)
 	} else {
 		t.Logf("migrated: %s", lastNonEmpty(out))
 	}
-	out, err := judgeRestore(newPlan, src, spec)
+	out, err := judgeRestore(t, newPlan, src, spec)
 	if err == nil {
 		t.Fatalf("Flink restored NEW from the unmigrated savepoint; the judge proves nothing:\n%s", out)
 	}
@@ -231,10 +231,10 @@ func TestOracleUpgradeRestores(t *testing.T) {
 	t.Logf("unmigrated: %s", lastNonEmpty(out))
 }
 
-func judgeRestore(planFile, sp, spec string) (string, error) {
+func judgeRestore(t *testing.T, planFile, sp, spec string) (string, error) {
+	t.Helper()
 	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
-	cmd := exec.Command(testdata("oracle", "run.sh"), "judge-restore", abs(planFile), abs(sp), abs(spec))
-	out, err := cmd.CombinedOutput()
+	out, err := oracletest.Run(t, "judge-restore", abs(planFile), abs(sp), abs(spec))
 	s := string(out)
 	if len(s) > 4000 {
 		s = s[len(s)-4000:]

@@ -93,7 +93,7 @@ func judgeSavepoint(t *testing.T, dir string, e expectation) ([]byte, error) {
 // runOracle runs testdata/oracle/run.sh with args and returns its combined output.
 func runOracle(t *testing.T, args ...string) ([]byte, error) {
 	t.Helper()
-	return exec.Command(oracletest.Script(t), args...).CombinedOutput()
+	return oracletest.Run(t, args...)
 }
 
 // tail is the end of the oracle's output worth putting in a failure: Flink's log can be long,
@@ -137,6 +137,7 @@ func oracleOnly(t *testing.T) {
 // key, value, timer and operator-state element under the new UIDs (and nothing under the old).
 func TestOracleRenameUID(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	cases := []struct {
 		fixture string
 		renames []Rename
@@ -173,6 +174,7 @@ type oracleRescale struct {
 // parallelism, each subtask finding exactly the keys of its key groups.
 func TestOracleRescale(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	cases := []oracleRescale{
 		{"128-256-par3", "keyed-hashmap", [][2]int32{{256, 3}}, ""},
 		{"256-128-into-rocksdb", "keyed-maxpar-256", [][2]int32{{128, 0}}, "rocksdb"},
@@ -240,6 +242,7 @@ func (e expectation) dropState(hash, name string) {
 // job declaring the new UID, parallelism and types.
 func TestOracleScript(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	dst, _ := run(t, fixture(t, "keyed-hashmap"), Options{}, loadScript(t, "keyed-hashmap.yaml")...)
 	e := loadExpect(t, "keyed-hashmap")
 	e.rename(uid.Hash("int-keyed"), "counter-v2")
@@ -255,6 +258,7 @@ func TestOracleScript(t *testing.T) {
 // neighbour, and narrow Long counts to Integer; Flink finds exactly the edited state.
 func TestOracleStateEdits(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	op := mustSel(t, "uid:int-keyed")
 	dst, _ := run(t, fixture(t, "keyed-rocksdb-compressed"), Options{},
 		&Rescale{MaxParallelism: 200, Parallelism: 1},
@@ -276,6 +280,7 @@ func TestOracleStateEdits(t *testing.T) {
 // key groups; Flink restores every element into the renamed operators.
 func TestOracleOperatorState(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	dst, _ := run(t, fixture(t, "operator-state"), Options{},
 		&RenameUIDs{Renames: []Rename{{mustSel(t, "uid:buffer-map"), "buffer-v2"}, {mustSel(t, "uid:broadcast-proc"), "rules-v2"}}},
 		&Rescale{MaxParallelism: 512})
@@ -292,6 +297,7 @@ func TestOracleOperatorState(t *testing.T) {
 // restores a job declaring the new types.
 func TestOracleRetypes(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	lk, nouid := mustSel(t, "uid:long-keyed"), mustSel(t, "hash:5534c038c66cc9b701311c8cdd8de69b")
 	sk := mustSel(t, "uid:string-keyed")
 	dst, _ := run(t, fixture(t, "types-rocksdb"), Options{},
@@ -311,6 +317,7 @@ func TestOracleRetypes(t *testing.T) {
 // 300 key groups on 3 subtasks; Flink restores them into TTL-enabled descriptors of the new type.
 func TestOracleTTLCollections(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	op := mustSel(t, "uid:ttl-collections")
 	dst, _ := run(t, fixture(t, "keyed-ttl-collections"), Options{},
 		&Retype{Operator: op, State: "attrs", To: "Integer"}, &Rescale{MaxParallelism: 300, Parallelism: 3})
@@ -353,6 +360,7 @@ func accountV2(v any) any {
 // is restored by RocksDB. Flink reads and restores jobs declaring the new types.
 func TestOracleFieldEvolution(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	v2 := "dev.statecraft.oracle.savepoints.AccountV2"
 	toV2 := func(op Selector) *Retype {
 		return &Retype{Operator: op, State: "account", Class: v2, DropFields: []string{"version"},
@@ -432,6 +440,7 @@ func judgeRejects(t *testing.T, dir string, e expectation) {
 // Both rescale paths: 128 -> 256 on 3 subtasks (direct) and 128 -> 200 (spill).
 func TestOracleRescaleSQL(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	dir := filepath.Join("..", "testdata", "upgrades", "agg-filter-added")
 	for _, c := range []struct {
 		name string
@@ -459,6 +468,7 @@ func TestOracleRescaleSQL(t *testing.T) {
 // 300 do not divide each other), all in one run.
 func TestOracleEveryFixture(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	for _, name := range []string{"keyed-hashmap-compressed", "keyed-inline", "keyed-par3", "keyed-rocksdb",
 		"operator-state-compressed", "types-hashmap", "evolve-rocksdb"} {
 		t.Run(name, func(t *testing.T) {

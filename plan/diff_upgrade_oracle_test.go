@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +21,7 @@ import (
 //     row its sink never received.
 func TestOracleFlink120Upgrade(t *testing.T) {
 	oracletest.Require(t, "to have Flink 2.3.0 restore the Flink 1.20 savepoints (needs Java 17 and Maven)")
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	evidence := upgradeEvidence(t)
 	for _, name := range []string{"dedup-keep-first", "changelog-normalize"} {
 		t.Run(name, func(t *testing.T) {
@@ -56,8 +55,7 @@ func judgeUpgrade(t *testing.T, planFile, spec, sp string) (string, int) {
 		}
 		return a
 	}
-	cmd := exec.Command(oracletest.Script(t), "judge-plan", abs(planFile), abs(spec), abs(sp))
-	b, err := cmd.CombinedOutput()
+	b, err := oracletest.Run(t, "judge-plan", abs(planFile), abs(spec), abs(sp))
 	var lines []string
 	for _, l := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(l, "judge-plan") || strings.HasPrefix(l, "  sink") {
@@ -65,12 +63,11 @@ func judgeUpgrade(t *testing.T, planFile, spec, sp string) (string, int) {
 		}
 	}
 	out := strings.Join(lines, "\n")
-	var ee *exec.ExitError
-	switch {
+	switch code := oracletest.ExitCode(err); {
 	case err == nil:
 		return out, 0
-	case errors.As(err, &ee):
-		return out, ee.ExitCode()
+	case code >= 0:
+		return out, code
 	}
 	t.Fatalf("oracle: %v", err)
 	return "", -1

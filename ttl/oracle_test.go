@@ -3,7 +3,6 @@ package ttl
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,12 +38,9 @@ func TestOracleFlinkParsesEverythingWeWrite(t *testing.T) {
 	if err := os.WriteFile(file, in.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(oracletest.Script(t), "durations", file)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := oracletest.Exec(t, "", "durations", file)
 	if err != nil {
-		t.Fatalf("oracle durations: %v\n%s", err, stderr.String())
+		t.Fatalf("oracle durations: %v\n%s", err, stderr)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if len(lines) != len(vals) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -166,21 +165,17 @@ func TestFlink120ComparisonDetectsDifferences(t *testing.T) {
 //     by Flink 1.20 itself with the same state, and the same judge rejects a tampered expectation.
 func TestOracleFlink120(t *testing.T) {
 	oracletest.Require(t, "to run against Flink (needs Java 17 and Maven)")
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	fixtures := flink120Fixtures(t)
-	runSh := oracletest.Script(t)
 	judge := func(version, dir, exp string) (bool, string) {
-		cmd := exec.Command(runSh, "judge-savepoint", dir, exp)
-		cmd.Env = append(os.Environ(), "FLINK_VERSION="+version)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
-			return false, lastLine(stderr.String())
+		stdout, stderr, err := oracletest.Exec(t, version, "judge-savepoint", oracletest.Abs(t, dir), oracletest.Abs(t, exp))
+		if oracletest.ExitCode(err) == 1 {
+			return false, lastLine(string(stderr))
 		}
 		if err != nil {
-			t.Fatalf("judge %s (Flink %s): %v\n%s", dir, version, err, lastLine(stderr.String()))
+			t.Fatalf("judge %s (Flink %s): %v\n%s", dir, version, err, lastLine(string(stderr)))
 		}
-		return true, lastLine(stdout.String())
+		return true, lastLine(string(stdout))
 	}
 	for dir, ef := range fixtures {
 		if ok, msg := judge("2.3.0", dir, ef); !ok {

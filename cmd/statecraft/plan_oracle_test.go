@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 // STATECRAFT_ORACLE=1 (it starts a Flink MiniCluster per run).
 func TestOracleJudgesEditedPlans(t *testing.T) {
 	oracletest.Require(t, "to run against Flink (needs Java 17 and Maven)")
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +32,6 @@ func TestOracleJudgesEditedPlans(t *testing.T) {
 	if len(specs) == 0 {
 		t.Skip("no judge specs in testdata/plans/specs yet")
 	}
-	runSh := oracletest.Script(t)
 	for _, spec := range specs {
 		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(spec), ".json"), ".spec")
 		t.Run(name, func(t *testing.T) {
@@ -71,17 +70,14 @@ func TestOracleJudgesEditedPlans(t *testing.T) {
 			t.Logf("statecraft %s\n%s", strings.Join(args, " "), errb.String())
 
 			judge := func(p string) (bool, string) {
-				cmd := exec.Command(runSh, "judge-plan", p, spec)
-				var eb bytes.Buffer
-				cmd.Stderr = &eb
-				err := cmd.Run()
-				if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
-					return false, eb.String()
+				_, eb, err := oracletest.Exec(t, "", "judge-plan", oracletest.Abs(t, p), oracletest.Abs(t, spec))
+				if oracletest.ExitCode(err) == 1 {
+					return false, string(eb)
 				}
 				if err != nil {
-					t.Fatalf("judge-plan %s: %v\n%s", p, err, eb.String())
+					t.Fatalf("judge-plan %s: %v\n%s", p, err, eb)
 				}
-				return true, eb.String()
+				return true, string(eb)
 			}
 			if ok, log := judge(edited); !ok {
 				t.Fatalf("Flink rejected the plan statecraft edited:\n%s", log)
