@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -105,45 +104,64 @@ func run(t testing.TB, version string, args []string, stdout, stderr io.Writer) 
 	return err
 }
 
-// claimed counts claims, to spread the waits of a process over the servers when all are busy.
-var claimed atomic.Uint64
-
-// claim locks an idle server of socks (its .lock file beside it), or waits for one; release
-// unlocks it. The lock is an flock, so it is shared by every test process of the run and freed
-// by the kernel if a process dies.
+// claim locks an idle server of socks (by an flock on its .lock file beside it), waiting for the
+// first to become idle when all are busy; release unlocks it. The locks are shared by every test
+// process of the run, and the kernel frees them if a process dies.
 func claim(socks []string) (sock string, release func(), err error) {
 	files := make([]*os.File, len(socks))
-	defer func() {
-		for _, f := range files {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}()
 	for i, s := range socks {
 		f, err := os.OpenFile(strings.TrimSuffix(s, ".sock")+".lock", os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
+			for _, f := range files[:i] {
+				f.Close()
+			}
 			return "", nil, fmt.Errorf("oracle server lock: %w", err)
 		}
 		files[i] = f
 	}
-	take := func(i int) (string, func()) {
-		f := files[i]
-		files[i] = nil // kept open until release
-		return socks[i], func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
-	}
+	unlock := func(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
 	for i, f := range files {
 		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			sock, release := take(i)
-			return sock, release, nil
+			for j, g := range files {
+				if j != i {
+					g.Close()
+				}
+			}
+			return socks[i], func() { unlock(f) }, nil
 		}
 	}
-	i := int((uint64(os.Getpid()) + claimed.Add(1)) % uint64(len(files)))
-	if err := syscall.Flock(int(files[i].Fd()), syscall.LOCK_EX); err != nil {
-		return "", nil, fmt.Errorf("oracle server lock %s: %w", files[i].Name(), err)
+	// All busy: wait for every lock at once. The first granted is ours; the waits still pending
+	// are granted later, as their servers finish, and each is handed straight back.
+	type grant struct {
+		i   int
+		err error
 	}
-	sock, release = take(i)
-	return sock, release, nil
+	granted := make(chan grant, len(files))
+	for i, f := range files {
+		go func() { granted <- grant{i, syscall.Flock(int(f.Fd()), syscall.LOCK_EX)} }()
+	}
+	var lastErr error
+	for pending := len(files); pending > 0; {
+		g := <-granted
+		pending--
+		if g.err != nil {
+			files[g.i].Close()
+			lastErr = g.err
+			continue
+		}
+		go func() {
+			for ; pending > 0; pending-- {
+				if h := <-granted; h.err == nil {
+					unlock(files[h.i])
+				} else {
+					files[h.i].Close()
+				}
+			}
+		}()
+		f := files[g.i]
+		return socks[g.i], func() { unlock(f) }, nil
+	}
+	return "", nil, fmt.Errorf("oracle server lock: %w", lastErr)
 }
 
 // serve sends one command to the oracle server at sock and copies its output frames (see
