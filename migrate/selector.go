@@ -28,7 +28,18 @@ func ParseSelector(s string) (Selector, error) {
 		}
 		return Selector{ID: id}, nil
 	}
-	return Selector{}, fmt.Errorf("operator %q: want uid:NAME or hash:HEX", s)
+	return Selector{}, fmt.Errorf("operator %q: want uid:NAME or hash:HEX%s", s, selectorHint(s))
+}
+
+// selectorHint suggests the selector a user who wrote a bare UID or operator id meant.
+func selectorHint(s string) string {
+	if s == "" || strings.Contains(s, ":") {
+		return ""
+	}
+	if _, err := metadata.ParseOperatorID(strings.ToLower(s)); err == nil {
+		return fmt.Sprintf(" (hash:%s for the operator with that id, uid:%s for one with that UID)", s, s)
+	}
+	return fmt.Sprintf(" (uid:%s for the operator with that UID)", s)
 }
 
 func (s Selector) String() string {

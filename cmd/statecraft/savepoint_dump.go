@@ -13,12 +13,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/statecraft/statecraft/internal/english"
+	"github.com/statecraft/statecraft/migrate"
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/opstate"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/statecore/serializer"
-	"github.com/statecraft/statecraft/statecore/uid"
 )
 
 func init() {
@@ -122,26 +122,15 @@ func orList(names []string, state string) string {
 	return plural(len(names), "state", "states") + " " + strings.Join(names, ", ")
 }
 
-// findOperator resolves --operator uid:NAME or hash:HEX.
+// findOperator resolves --operator uid:NAME or hash:HEX (the selectors migrate takes).
 func findOperator(m *metadata.Metadata, sel string) (*metadata.OperatorState, error) {
-	kind, val, ok := strings.Cut(sel, ":")
-	var want string
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("--operator %q: want uid:NAME or hash:HEX", sel)
-	case kind == "uid":
-		want = uid.Hash(val)
-	case kind == "hash":
-		want = strings.ToLower(val)
-		if _, err := metadata.ParseOperatorID(want); err != nil {
-			return nil, fmt.Errorf("--operator %q: %v", sel, err)
-		}
-	default:
-		return nil, fmt.Errorf("--operator %q: want uid:NAME or hash:HEX", sel)
+	s, err := migrate.ParseSelector(sel)
+	if err != nil {
+		return nil, fmt.Errorf("--operator: %w", err)
 	}
 	var ids []string
 	for _, op := range m.Operators {
-		if op.ID.String() == want {
+		if op.ID == s.ID {
 			return op, nil
 		}
 		ids = append(ids, opLabel(op))

@@ -74,6 +74,13 @@ func TestUsageErrors(t *testing.T) {
 		{"boolean flag =true", []string{"migrate", "rescale", sp, "DST", "--max-parallelism", "256", "--dry-run=true"}, 0, "", ""},
 		{"graph -o a directory", []string{"plan", "graph", plan, "-o", "."}, 1, "", "statecraft: plan graph: write .: not a regular file\n"},
 
+		// A bare UID or operator id where a selector is wanted: say which selector was meant.
+		{"dump bare uid", []string{"savepoint", "dump", sp, "--operator", "int-keyed"}, 1, "",
+			"statecraft: savepoint dump: --operator: operator \"int-keyed\": want uid:NAME or hash:HEX (uid:int-keyed for the operator with that UID)\n"},
+		{"migrate bare id", []string{"migrate", "drop-operator", sp, "DST", "--operator", "6d821971c3bfd7ae2c972e89d7414f7c"}, 1, "",
+			"(hash:6d821971c3bfd7ae2c972e89d7414f7c for the operator with that id, uid:6d821971c3bfd7ae2c972e89d7414f7c for one with that UID)\n"},
+		{"dump upper-case hash", []string{"savepoint", "dump", sp, "--operator", "hash:6D821971C3BFD7AE2C972E89D7414F7C", "--state", "count"}, 0, "", ""},
+
 		// savepoint dump of an operator without state, or without the state asked for.
 		{"dump of an operator without state", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--format", "table"}, 0, "",
 			"statecraft: savepoint dump: operator uid:source has no state\n"},
