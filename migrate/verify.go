@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/opstate"
@@ -264,9 +265,9 @@ func Compare(want, got Digest) ([]VerifyRow, string) {
 				case b == nil:
 					note(fmt.Sprintf("operator %s: %s state %q is missing from the output", w.Label, kind, name))
 				case av.Count != bv.Count:
-					note(fmt.Sprintf("operator %s: %s state %q: %d entries expected, %d in the output", w.Label, kind, name, av.Count, bv.Count))
+					note(fmt.Sprintf("operator %s: %s state %q: %s expected, %d in the output", w.Label, kind, name, english.Count(int(av.Count), "entry"), bv.Count))
 				case av.Hash != bv.Hash:
-					note(fmt.Sprintf("operator %s: %s state %q: %d entries but their checksum differs (%016x expected, %016x in the output)", w.Label, kind, name, av.Count, av.Hash, bv.Hash))
+					note(fmt.Sprintf("operator %s: %s state %q: %s but the checksum differs (%016x expected, %016x in the output)", w.Label, kind, name, english.Count(int(av.Count), "entry"), av.Hash, bv.Hash))
 				}
 			}
 		}
@@ -399,7 +400,7 @@ func verifyUnchanged(src *savepoint.Savepoint, want *metadata.Metadata, out *sav
 		return nil, "", fmt.Errorf("re-read the output _metadata: %w", err)
 	}
 	if len(b.Operators) != len(want.Operators) || len(a.Operators) != len(want.Operators) {
-		return nil, fmt.Sprintf("the output has %d operators, %d expected (source: %d)", len(b.Operators), len(want.Operators), len(a.Operators)), nil
+		return nil, fmt.Sprintf("the output has %s, %d expected (source: %d)", english.Count(len(b.Operators), "operator"), len(want.Operators), len(a.Operators)), nil
 	}
 	var rows []VerifyRow
 	for i, op := range b.Operators {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/ttl"
 )
 
@@ -114,7 +115,7 @@ func (p *Plan) Validate() *Report {
 		path := n.Path()
 		if n.InputProperties >= 0 && n.InputProperties != len(n.Inputs) {
 			add(Finding{Severity: Error, Code: "input-count", Path: path + ".inputProperties",
-				Message: fmt.Sprintf("node %d (%s) declares %d inputProperties but %d edges end at it", n.ID, n.Type, n.InputProperties, len(n.Inputs))})
+				Message: fmt.Sprintf("node %d (%s) declares %d inputProperties but has %s", n.ID, n.Type, n.InputProperties, english.Count(len(n.Inputs), "incoming edge"))})
 		}
 		if !n.HasState {
 			continue
@@ -125,7 +126,7 @@ func (p *Plan) Validate() *Report {
 		}
 		if len(n.State) != inputs {
 			add(Finding{Severity: Error, Code: "state-count", Path: path + ".state",
-				Message: fmt.Sprintf("node %d (%s) has %d state entries for %d inputs; Flink wants exactly one per input", n.ID, n.Type, len(n.State), inputs)})
+				Message: fmt.Sprintf("node %d (%s) has %s for %s; Flink wants exactly one per input", n.ID, n.Type, english.Count(len(n.State), "state entry"), english.Count(inputs, "input"))})
 		}
 		seen := map[int]int{}
 		for _, s := range n.State {
