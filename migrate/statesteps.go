@@ -74,6 +74,9 @@ func (r *RenameState) apply(s *session) (*StepReport, error) {
 	if r.To == "" || strings.HasPrefix(r.To, "_timer_state/") || strings.HasPrefix(r.From, "_timer_state/") {
 		return nil, fmt.Errorf("state names: %q -> %q: want a non-empty user state name (timer queues keep Flink's names)", r.From, r.To)
 	}
+	if r.From == r.To {
+		return nil, fmt.Errorf("state %q: the new name is the old one; nothing to rename", r.From)
+	}
 	found := false
 	before, after, _, err := s.editKeyed(op, keyedEdit{header: func(p *headerParts, name string) ([][]byte, []int, error) {
 		i := p.stateIndex(r.From)

@@ -58,6 +58,9 @@ func (r *RenameUIDs) apply(s *session) (*StepReport, error) {
 		if renamed[op] {
 			return nil, fmt.Errorf("operator %s is renamed twice", Label(op))
 		}
+		if op.UID == x.To && s.m.Version >= 5 {
+			return nil, fmt.Errorf("operator %s already has the UID %q; nothing to rename", Label(op), x.To)
+		}
 		id := metadata.OperatorID(uid.OperatorID(x.To))
 		if prev, dup := targets[id]; dup {
 			return nil, fmt.Errorf("two operators would get the UID %q (%s and %s)", x.To, prev, x.From)
