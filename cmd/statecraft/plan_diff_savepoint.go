@@ -69,6 +69,10 @@ type upgradeJSON struct {
 // upgradeResult computes `plan upgrade` for OLD and NEW against --savepoint and writes the script
 // to -o when given. Blocked reports whether the upgrade must fail the command (exit 2).
 func upgradeResult(c *cli.Context, oldp, newp *plan.Plan) (v upgradeJSON, sp *savepoint.Savepoint, blocked bool, err error) {
+	if c.String("output") == "-" {
+		// A file named "-" would be written; the script goes to stdout when -o is not given.
+		return v, nil, false, withCode(exitFailure, fmt.Errorf("-o -: the script is printed when -o is not given; -o names a file"))
+	}
 	mp := c.Int("max-parallelism")
 	if mp < 0 || mp > 32768 {
 		return v, nil, false, withCode(exitFailure, fmt.Errorf("--max-parallelism %d: want 1..32768", mp))

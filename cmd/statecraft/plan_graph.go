@@ -38,7 +38,7 @@ func init() {
 					return err
 				}
 				out := render(p, p.Validate().Findings)
-				if o := c.String("output"); o != "" {
+				if o := c.String("output"); o != "" && o != "-" { // -o - is stdout, as for plan ttl set
 					if err := safeio.WriteFile(o, out, 0o644); err != nil {
 						return withCode(exitFailure, fmt.Errorf("plan graph: %w", err)) // err names the file
 					}

@@ -15,6 +15,7 @@ func TestUsageErrors(t *testing.T) {
 	// PLAN is a copy of a real plan in the test's directory, DST a new directory there: a case
 	// that wrongly succeeds must not write into testdata.
 	plan := "PLAN"
+	up := filepath.Join("..", "..", "testdata", "upgrades", "agg-ttl")
 	cases := []struct {
 		name   string
 		args   []string
@@ -81,6 +82,12 @@ func TestUsageErrors(t *testing.T) {
 			"(hash:6d821971c3bfd7ae2c972e89d7414f7c for the operator with that id, uid:6d821971c3bfd7ae2c972e89d7414f7c for one with that UID)\n"},
 		{"dump upper-case hash", []string{"savepoint", "dump", sp, "--operator", "hash:6D821971C3BFD7AE2C972E89D7414F7C", "--state", "count"}, 0, "", ""},
 
+		// "-" as an output file: stdout where a command prints anyway, refused where it would
+		// create a file named "-".
+		{"graph -o - prints", []string{"plan", "graph", plan, "-o", "-"}, 0, "", ""},
+		{"upgrade -o - is refused", []string{"plan", "upgrade", up + "/plan.json", up + "/plan.json", "--savepoint", up + "/savepoint", "-o", "-"}, 1, "",
+			"statecraft: plan upgrade: -o -: the script is printed when -o is not given; -o names a file\n"},
+
 		// savepoint dump of an operator without state, or without the state asked for.
 		{"dump of an operator without state", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--format", "table"}, 0, "",
 			"statecraft: savepoint dump: operator uid:source has no state\n"},
@@ -111,6 +118,13 @@ func TestUsageErrors(t *testing.T) {
 			}
 			if c.name == "no-change dry run prints no empty diff" && out != "" {
 				t.Errorf("stdout %q, want nothing", out)
+			}
+			if c.name == "graph -o - prints" && !strings.Contains(out, "digraph") {
+				t.Errorf("stdout %q, want the graph", out)
+			}
+			if _, err := os.Stat("-"); err == nil {
+				os.Remove("-")
+				t.Errorf("a file named - was written")
 			}
 			if code != c.code || !okErr || (c.stdout != "" && out != c.stdout) {
 				t.Fatalf("exit %d (want %d)\nstdout: %q\nstderr: %q\nwant stderr %q", code, c.code, out, errs, c.stderr)
