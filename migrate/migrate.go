@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/statecraft/statecraft/internal/safeio"
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -284,6 +285,8 @@ func checkTarget(srcDir, dst string) error {
 			return fmt.Errorf("output %s: parent directory: %w", dst, err)
 		}
 		return nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("output %s: a parent of it is a file, not a directory", dst)
 	case err != nil:
 		return fmt.Errorf("output %s: %w", dst, err)
 	case !fi.IsDir():

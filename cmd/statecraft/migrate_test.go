@@ -165,6 +165,7 @@ func TestMigrateCLI(t *testing.T) {
 		{"report inside DST", []string{"migrate", "uid", src, "DST", "--rename", "uid:int-keyed=uid:v2", "--report", "DST/r.json"}, 1, "", "--report: ", nil},
 		{"run the evolve script", []string{"migrate", "run", evolveScript, evolve, "DST"}, 0, "wrote", "", nil},
 		{"rescale down, fewer subtasks", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "64", "--parallelism", "1"}, 0, "entries per subtask [90]", "", nil},
+		{"DST under a file", []string{"migrate", "rescale", src, "EMPTY/out", "--max-parallelism", "256"}, 1, "", "empty.yaml/out: a parent of it is a file, not a directory\n", nil},
 		{"run missing script", []string{"migrate", "run", "nope.yaml", src, "DST"}, 1, "", "nope.yaml", nil},
 		{"retype", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "Long"}, 0, "Integer -> Long", "", nil},
 		{"retype refused", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "names", "--to", "Long"}, 1, "", "does not parse", nil},
