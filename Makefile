@@ -67,7 +67,8 @@ oracle-check:
 FUZZ_TARGETS := ./ttl:FuzzParseFlink ./ttl:FuzzParseInput ./plan:FuzzPlanTTLEdit \
 	./statecore/metadata:FuzzDecode ./statecore/keyed:FuzzKeyedStream \
 	./statecore/opstate:FuzzOperatorState ./migrate:FuzzParseScript \
-	./statecore/rocksdb:FuzzBlock ./statecore/rocksdb:FuzzManifest
+	./statecore/rocksdb:FuzzBlock ./statecore/rocksdb:FuzzManifest \
+	./statecore/sourcestate:FuzzSourceState
 FUZZTIME ?= 10m
 FUZZTIME_BRIEF ?= 100x
 FUZZ_PARALLEL ?= 1
@@ -93,6 +94,7 @@ fixtures:
 	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
+	$(ORACLE) kafka-savepoint testdata/sources
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans $(UPGRADE_PROGRAMS)
 	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state \

@@ -32,6 +32,7 @@ public final class Main {
         COMMANDS.put("uid-hashes", "dev.statecraft.oracle.metadata.UidHashes");
         COMMANDS.put("upgrade-fixture", "dev.statecraft.oracle.bridge.UpgradeFixture");
         COMMANDS.put("judge-restore", "dev.statecraft.oracle.bridge.JudgeRestore");
+        COMMANDS.put("kafka-savepoint", "dev.statecraft.oracle.sources.KafkaSavepoint");
     }
 
     public static void main(String[] args) throws Exception {
