@@ -1,0 +1,143 @@
+package sourcestate
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/opstate"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+)
+
+// ReaderStateName is the operator list state in which a SourceOperator keeps its splits.
+const ReaderStateName = "SourceReaderState"
+
+// Connector names as listings print them.
+const (
+	ConnectorKafka   = "kafka"
+	ConnectorUnknown = "unknown"
+)
+
+// Source is the source state of one operator of a savepoint.
+type Source struct {
+	Operator  *metadata.OperatorState
+	Connector string // ConnectorKafka when every split and the enumerator decode as Kafka's
+	Splits    []Split
+	// Coordinator is the framed enumerator checkpoint; nil when the operator has none.
+	Coordinator *Coordinator
+	// KafkaEnum is the decoded enumerator state when Connector is kafka; EnumErr says why it
+	// could not be decoded (an unknown version, for example) when there is a coordinator.
+	KafkaEnum *KafkaEnumState
+	EnumErr   error
+}
+
+// Split is one element of a reader subtask's SourceReaderState.
+type Split struct {
+	Subtask int32
+	Index   int // position in the subtask's list
+	Raw     Versioned
+	Kafka   *KafkaSplit // nil when not decoded as Kafka's
+	Err     error       // why not, when the bytes are not a Kafka split
+}
+
+// IsSource says whether op looks like a FLIP-27 source: a reader list state of that name in
+// some subtask's operator state.
+func IsSource(op *metadata.OperatorState) bool {
+	for _, st := range op.Subtasks {
+		if st == nil {
+			continue
+		}
+		if oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle); ok {
+			for _, s := range oh.States {
+				if s.Name == ReaderStateName {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// Read collects the splits of every subtask of op and its coordinator state, decoding what
+// looks like the Kafka connector's. Bytes that are not Kafka's are kept raw (with the reason),
+// never an error; a damaged frame (a truncated element, a coordinator length past its end) is.
+func Read(sp *savepoint.Savepoint, op *metadata.OperatorState) (*Source, error) {
+	src := &Source{Operator: op, Connector: ConnectorUnknown}
+	for _, st := range op.Subtasks {
+		if st == nil || st.ManagedOperator == nil {
+			continue
+		}
+		oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle)
+		if !ok || oh.Delegate == nil {
+			continue
+		}
+		has := false
+		for _, s := range oh.States {
+			has = has || s.Name == ReaderStateName
+		}
+		if !has {
+			continue
+		}
+		if err := readSubtask(sp, op, st.Index, oh, src); err != nil {
+			return nil, err
+		}
+	}
+	kafka := len(src.Splits) > 0
+	for i := range src.Splits {
+		s := &src.Splits[i]
+		name := fmt.Sprintf("operator %s subtask %d %s[%d]", op.ID, s.Subtask, ReaderStateName, s.Index)
+		k, err := DecodeKafkaSplit(s.Raw.Version, s.Raw.Payload, name)
+		if err != nil {
+			s.Err, kafka = err, false
+			continue
+		}
+		s.Kafka = &k
+	}
+	if op.Coordinator != nil {
+		c, err := ReadCoordinator(op.Coordinator.Data, fmt.Sprintf("operator %s coordinator state", op.ID))
+		if err != nil {
+			return nil, err
+		}
+		src.Coordinator = c
+		e, err := DecodeKafkaEnum(c.Enum.Version, c.Enum.Payload, fmt.Sprintf("operator %s enumerator state", op.ID))
+		switch {
+		case err == nil && (kafka || len(src.Splits) == 0):
+			src.KafkaEnum, kafka = e, true
+		case err == nil:
+			src.EnumErr = errors.New("enumerator state decodes as Kafka's but the splits do not")
+		default:
+			src.EnumErr, kafka = err, false
+		}
+	}
+	if kafka {
+		src.Connector = ConnectorKafka
+	}
+	return src, nil
+}
+
+func readSubtask(sp *savepoint.Savepoint, op *metadata.OperatorState, idx int32, oh *metadata.OperatorStreamHandle, src *Source) error {
+	str, err := sp.OpenStream(oh.Delegate)
+	if err != nil {
+		return fmt.Errorf("operator %s subtask %d operator state: %w", op.ID, idx, err)
+	}
+	defer str.Close()
+	os, err := opstate.Open(str, str.Size(), str.Name, oh)
+	if err != nil {
+		return err
+	}
+	return os.Read(func(e opstate.Element) error {
+		if e.State != ReaderStateName {
+			return nil
+		}
+		b, ok := e.Value.([]byte)
+		if !ok {
+			return fmt.Errorf("%s: %s[%d] of subtask %d: want byte[] elements (BytePrimitiveArraySerializer), got %T", str.Name, ReaderStateName, e.Index, idx, e.Value)
+		}
+		v, err := ReadVersionedBytes(b, fmt.Sprintf("%s: %s[%d]", str.Name, ReaderStateName, e.Index))
+		if err != nil {
+			return err
+		}
+		src.Splits = append(src.Splits, Split{Subtask: idx, Index: e.Index, Raw: v})
+		return nil
+	})
+}
