@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const kafkaFixture = "../../testdata/sources/kafka-datastream"
+
+// kafkaRead is the "read" part of the fixture's expectation: where the job stood per partition.
+func kafkaRead(t *testing.T) map[string]int64 {
+	t.Helper()
+	var exp struct {
+		Read []struct {
+			Topic      string `json:"topic"`
+			Partition  int    `json:"partition"`
+			NextOffset int64  `json:"nextOffset"`
+		} `json:"read"`
+	}
+	if err := json.Unmarshal(readFile(t, kafkaFixture+".expect.json"), &exp); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]int64{}
+	for _, r := range exp.Read {
+		m[fmt.Sprintf("%s:%d", r.Topic, r.Partition)] = r.NextOffset
+	}
+	return m
+}
+
+func TestSavepointOffsetsFormats(t *testing.T) {
+	want := kafkaRead(t)
+
+	code, out, errs := runCLI("savepoint", "offsets", kafkaFixture, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Sources []offsetsSource `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Sources) != 1 || doc.Sources[0].Operator != "uid:kafka-source" || doc.Sources[0].Connector != "kafka" {
+		t.Fatalf("sources %+v", doc.Sources)
+	}
+	got := map[string]int64{}
+	for _, s := range doc.Sources[0].Splits {
+		if s.Stopping != "none" || s.Partition == nil || s.StartingOffset == nil {
+			t.Errorf("split %+v", s)
+			continue
+		}
+		got[fmt.Sprintf("%s:%d", s.Topic, *s.Partition)] = *s.StartingOffset
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("json offsets %v, the job read up to %v", got, want)
+	}
+	e := doc.Sources[0].Enumerator
+	if e == nil || e.SerializerVersion != 3 || e.InitialDiscoveryFinished == nil || !*e.InitialDiscoveryFinished || len(e.Partitions) != len(want) {
+		t.Fatalf("enumerator %+v", e)
+	}
+	for _, p := range e.Partitions {
+		if p.Status != "assigned" {
+			t.Errorf("enumerator partition %+v, want assigned", p)
+		}
+	}
+
+	code, out, errs = runCLI("savepoint", "offsets", kafkaFixture, "--csv", "--operator", "uid:kafka-source")
+	if code != 0 {
+		t.Fatalf("csv exit %d: %s", code, errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != len(want)+1 || strings.Join(rows[0], ",") != "operator,name,subtask,connector,topic,partition,starting,stopping" {
+		t.Fatalf("csv %q, %v", out, err)
+	}
+	var lines []string
+	for _, r := range rows[1:] {
+		lines = append(lines, r[4]+":"+r[5]+"="+r[6])
+	}
+	sort.Strings(lines)
+	var wantLines []string
+	for k, v := range want {
+		wantLines = append(wantLines, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(wantLines)
+	if fmt.Sprint(lines) != fmt.Sprint(wantLines) {
+		t.Errorf("csv rows %v, want %v", lines, wantLines)
+	}
+
+	code, out, _ = runCLI("savepoint", "offsets", kafkaFixture)
+	if code != 0 || !strings.Contains(out, "initial discovery finished; assigned 5 [orders-0 orders-1 orders-2 payments-0 payments-1]; pending 0 []") {
+		t.Errorf("table exit %d:\n%s", code, out)
+	}
+}
+
+func TestSavepointOffsetsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{kafkaFixture, "--json", "--csv"}, "--json and --csv exclude each other"},
+		{[]string{kafkaFixture, "--operator", "uid:note"}, "--operator uid:note: not a source"},
+		{[]string{kafkaFixture, "--operator", "uid:nope"}, "no such operator in the savepoint (it has uid:kafka-source"},
+	} {
+		code, _, errs := runCLI(append([]string{"savepoint", "offsets"}, tc.args...)...)
+		if code != 1 || !strings.Contains(errs, tc.err) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errs, tc.err)
+		}
+	}
+	// a savepoint without sources lists none, and says so
+	code, out, errs := runCLI("savepoint", "offsets", "../../testdata/savepoints/keyed-hashmap")
+	if code != 0 || !strings.Contains(out, "no source operators") {
+		t.Errorf("keyed-hashmap: exit %d %q %q", code, out, errs)
+	}
+}
