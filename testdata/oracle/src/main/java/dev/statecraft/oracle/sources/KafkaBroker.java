@@ -30,12 +30,16 @@ import dev.statecraft.oracle.common.SavepointDirs;
 final class KafkaBroker implements AutoCloseable {
     private final Path dir;
     private final Process process;
+    /** Stops the broker if the oracle JVM exits first; removed by close (the oracle server lives on). */
+    private final Thread hook;
     final String bootstrap;
 
     private KafkaBroker(Path dir, Process process, String bootstrap) {
         this.dir = dir;
         this.process = process;
         this.bootstrap = bootstrap;
+        this.hook = new Thread(process::destroyForcibly);
+        Runtime.getRuntime().addShutdownHook(hook);
     }
 
     /** Formats a fresh log directory, starts the broker and waits (up to 3 minutes) until it answers. */
@@ -81,7 +85,6 @@ final class KafkaBroker implements AutoCloseable {
         Process broker = new ProcessBuilder(java, "-Xmx512m", "-XX:+UseSerialGC", "-cp", cp, "kafka.Kafka", props.toString())
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         KafkaBroker b = new KafkaBroker(dir, broker, "127.0.0.1:" + port);
-        Runtime.getRuntime().addShutdownHook(new Thread(broker::destroyForcibly));
         try {
             b.awaitReady();
         } catch (Exception e) {
@@ -136,6 +139,11 @@ final class KafkaBroker implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook runs anyway
+        }
         process.destroy();
         try {
             if (!process.waitFor(60, TimeUnit.SECONDS)) {
