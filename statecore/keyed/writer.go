@@ -147,20 +147,28 @@ func (w *Writer) WriteKeyGroup(entries []Entry) (int64, error) {
 	if len(entries) == 0 {
 		return 0, fmt.Errorf("keyed writer: empty key group (Flink cannot read an empty block; leave its offset 0)")
 	}
-	off := w.w.n
+	buf, ids, err := appendBlock(w.buf[:0], entries, w.stateIDs[:0])
+	w.buf, w.stateIDs = buf, ids
+	if err != nil {
+		return 0, err
+	}
+	return w.emit(buf)
+}
+
+// appendBlock appends the block of entries (see WriteKeyGroup) to buf; ids is scratch for the
+// order of states, returned for reuse.
+func appendBlock(buf []byte, entries []Entry, ids []int) ([]byte, []int, error) {
 	// Order of states: by first appearance (entries usually come in runs of one state).
-	w.stateIDs = w.stateIDs[:0]
 	prev := -1
 	for i := range entries {
 		if sid := entries[i].StateID; sid != prev {
 			prev = sid
-			if !slices.Contains(w.stateIDs, sid) {
-				w.stateIDs = append(w.stateIDs, sid)
+			if !slices.Contains(ids, sid) {
+				ids = append(ids, sid)
 			}
 		}
 	}
-	buf := w.buf[:0]
-	for i, sid := range w.stateIDs {
+	for i, sid := range ids {
 		// The first id opens the block; later ones follow the previous run's flagged entry.
 		buf = binary.BigEndian.AppendUint16(buf, uint16(sid))
 		last := len(entries) - 1
@@ -173,18 +181,24 @@ func (w *Writer) WriteKeyGroup(entries []Entry) (int64, error) {
 				continue
 			}
 			if len(e.Key) == 0 {
-				return 0, fmt.Errorf("keyed writer: key group %d state %d: empty key", e.KeyGroup, sid)
+				return buf, ids, fmt.Errorf("keyed writer: key group %d state %d: empty key", e.KeyGroup, sid)
 			}
 			buf = appendEntry(buf, e.Key, e.Value, j == last)
 		}
-		if i == len(w.stateIDs)-1 {
+		if i == len(ids)-1 {
 			buf = binary.BigEndian.AppendUint16(buf, EndOfKeyGroup)
 		}
 	}
-	w.buf = buf
+	return buf, ids, nil
+}
+
+// emit writes one assembled block (Snappy-framed when the stream is compressed: the framer
+// cuts the same 64 KiB chunks however it is fed) and returns its offset.
+func (w *Writer) emit(block []byte) (int64, error) {
+	off := w.w.n
 	if w.compressed {
 		fr := NewSnappyFramer(w.w)
-		if _, err := fr.Write(buf); err != nil {
+		if _, err := fr.Write(block); err != nil {
 			return 0, err
 		}
 		if err := fr.Flush(); err != nil {
@@ -192,7 +206,7 @@ func (w *Writer) WriteKeyGroup(entries []Entry) (int64, error) {
 		}
 		return off, nil
 	}
-	if _, err := w.w.Write(buf); err != nil {
+	if _, err := w.w.Write(block); err != nil {
 		return 0, err
 	}
 	return off, nil
