@@ -39,7 +39,7 @@ func OpenSubtasks(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]*Subta
 			c()
 		}
 	}
-	if err := checkRanges(op); err != nil {
+	if err := CheckRanges(op); err != nil {
 		return nil, nil, err
 	}
 	for _, st := range op.Subtasks {
@@ -91,11 +91,11 @@ func OpenSubtasks(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]*Subta
 	return out, closeAll, nil
 }
 
-// checkRanges refuses key-groups handles of one operator whose ranges overlap or leave
+// CheckRanges refuses key-groups handles of one operator whose ranges overlap or leave
 // [0, max parallelism): Flink gives each subtask its own range, so a key group claimed twice (a
 // handle repeated into another subtask) would be read twice, and its entries duplicated by a
 // dump or a migration.
-func checkRanges(op *metadata.OperatorState) error {
+func CheckRanges(op *metadata.OperatorState) error {
 	type claim struct{ start, end, sub int32 }
 	var cs []claim
 	for _, st := range op.Subtasks {
@@ -145,16 +145,8 @@ func (s *Subtask) Entries(fn func(*Entry) error) error {
 	}
 	br := s.blockReader()
 	ends := BlockEnds(s.Handle.Offsets, s.size)
-	start := s.size
-	for _, off := range s.Handle.Offsets {
-		if off > 0 && off < start {
-			start = off
-		}
-	}
-	if start != s.Header.Size() && start < s.size {
-		return &javaio.FormatError{Name: s.Name, Offset: s.Header.Size(), Field: "key-group blocks",
-			Msg: fmt.Sprintf("the header ends at %d but the first key-group block starts at %d: %d bytes belong to no key group (an offset changed in _metadata?)",
-				s.Header.Size(), start, start-s.Header.Size())}
+	if err := CheckFirstBlock(s.Name, s.Header, s.Handle.Offsets, s.size); err != nil {
+		return err
 	}
 	for i, off := range s.Handle.Offsets {
 		if off == 0 {
@@ -164,11 +156,37 @@ func (s *Subtask) Entries(fn func(*Entry) error) error {
 		if err := br.ReadBlockTo(s.src, s.size, off, ends[off], kg, fn); err != nil {
 			return err
 		}
-		if want := ends[off]; br.End != want {
-			return &javaio.FormatError{Name: s.Name, Offset: br.End, Field: fmt.Sprintf("keyGroup[%d]", kg),
-				Msg: fmt.Sprintf("the block ends at %d but the next block (or the end of the stream) is at %d: %d bytes belong to no key group (an offset zeroed or changed in _metadata?)",
-					br.End, want, want-br.End)}
+		if err := br.CheckEnd(ends[off], kg); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// CheckFirstBlock refuses a stream of size bytes whose first key-group block (offsets: a
+// handle's) does not start where header h ends: the bytes between belong to no key group.
+func CheckFirstBlock(name string, h *Header, offsets []int64, size int64) error {
+	start := size
+	for _, off := range offsets {
+		if off > 0 && off < start {
+			start = off
+		}
+	}
+	if start != h.Size() && start < size {
+		return &javaio.FormatError{Name: name, Offset: h.Size(), Field: "key-group blocks",
+			Msg: fmt.Sprintf("the header ends at %d but the first key-group block starts at %d: %d bytes belong to no key group (an offset changed in _metadata?)",
+				h.Size(), start, start-h.Size())}
+	}
+	return nil
+}
+
+// CheckEnd refuses the block of key group kg the reader has just read when it ended (b.End)
+// anywhere but at want, where the next block (or the end of the stream) starts (BlockEnds).
+func (b *BlockReader) CheckEnd(want int64, kg int) error {
+	if b.End != want {
+		return &javaio.FormatError{Name: b.Name, Offset: b.End, Field: fmt.Sprintf("keyGroup[%d]", kg),
+			Msg: fmt.Sprintf("the block ends at %d but the next block (or the end of the stream) is at %d: %d bytes belong to no key group (an offset zeroed or changed in _metadata?)",
+				b.End, want, want-b.End)}
 	}
 	return nil
 }
