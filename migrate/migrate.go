@@ -195,7 +195,7 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 			return nil, fmt.Errorf("check the source: %w", err)
 		}
 	case !opt.NoVerify:
-		if s.digest, err = DigestOf(sp); err != nil {
+		if s.digest, err = digestOf(sp, readByFirstStep(steps, sp.Metadata)); err != nil {
 			return nil, fmt.Errorf("checksum the source: %w", err)
 		}
 	}
@@ -205,6 +205,11 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 			return nil, fmt.Errorf("%s: %w", st.Describe(), err)
 		}
 		s.report.Steps = append(s.report.Steps, r)
+	}
+	for _, d := range s.digest {
+		if d.pendingKeyed {
+			return nil, fmt.Errorf("verify: the keyed state of operator %s was never checksummed (a step skipped it)", d.Label)
+		}
 	}
 	if err := s.finish(); err != nil {
 		return nil, err
@@ -251,6 +256,26 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		return s.report, err
 	}
 	return s.report, nil
+}
+
+// readByFirstStep returns the operators whose keyed state the first step reads in full from
+// the source before anything else touches it, so that it sums their entries as it reads them
+// instead of the source being read once more just for the digest: the operators a first
+// Rescale rescales.
+func readByFirstStep(steps []Step, m *metadata.Metadata) map[metadata.OperatorID]bool {
+	r, ok := steps[0].(*Rescale)
+	if !ok {
+		return nil
+	}
+	ops, err := r.targets(m)
+	if err != nil {
+		return nil
+	}
+	ids := map[metadata.OperatorID]bool{}
+	for _, op := range ops {
+		ids[op.ID] = true
+	}
+	return ids
 }
 
 // testHookBeforeVerify lets a test damage the staging directory before verification.

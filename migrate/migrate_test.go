@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
@@ -1095,14 +1096,23 @@ func TestAbsoluteHandlesBecomeRelative(t *testing.T) {
 	}
 }
 
-func TestEntryHashIsFNV1a(t *testing.T) {
-	// hash/fnv's FNV-1a of the same framing: the checksum is a documented function, not ad hoc.
+func TestEntryHashIsXXH3(t *testing.T) {
+	// The checksum is a documented function, not ad hoc: XXH3-64 of the value seeded with
+	// XXH3-64 of the key past its prefix. The empty input's XXH3-64 is the published
+	// 2D06800538D394C2, so the library is the function its name says.
+	if got := xxh3.Hash(nil); got != 0x2D06800538D394C2 {
+		t.Fatalf("XXH3-64 of nothing = %x", got)
+	}
 	key, val := []byte{7, 1, 2, 3}, []byte("value")
-	h := fnv.New64a()
-	h.Write([]byte{0, 0, 0, 3, 1, 2, 3, 0, 0, 0, 5})
-	h.Write(val)
-	if got := entryHash(key, 1, val); got != h.Sum64() {
-		t.Errorf("entryHash %x, hash/fnv %x", got, h.Sum64())
+	if got, want := entryHash(key, 1, val), xxh3.HashSeed(val, xxh3.Hash(key[1:])); got != want {
+		t.Errorf("entryHash %x, want %x", got, want)
+	}
+	// The prefix is not hashed; how bytes split between key and value is.
+	if entryHash([]byte{9, 1, 2, 3}, 1, val) != entryHash(key, 1, val) {
+		t.Error("the key-group prefix changes the hash")
+	}
+	if entryHash([]byte{7, 1, 2}, 1, []byte{3, 'v', 'a', 'l', 'u', 'e'}) == entryHash(key, 1, val) {
+		t.Error("moving a byte from the key to the value keeps the hash")
 	}
 }
 

@@ -67,31 +67,9 @@ func (r *Rescale) apply(s *session) (*StepReport, error) {
 	if r.MaxParallelism < 1 || r.MaxParallelism > keygroup.UpperBoundMaxParallelism {
 		return nil, fmt.Errorf("max parallelism %d: want 1..%d", r.MaxParallelism, keygroup.UpperBoundMaxParallelism)
 	}
-	var ops []*metadata.OperatorState
-	if len(r.Operators) == 0 {
-		for _, op := range s.m.Operators {
-			if hasKeyed(op) {
-				ops = append(ops, op)
-			}
-		}
-		if len(ops) == 0 {
-			return nil, fmt.Errorf("the savepoint has no keyed operator")
-		}
-	} else {
-		seen := map[*metadata.OperatorState]bool{}
-		for _, sel := range r.Operators {
-			op, err := sel.find(s.m)
-			if err != nil {
-				return nil, err
-			}
-			if !hasKeyed(op) {
-				return nil, fmt.Errorf("operator %s has no keyed state to rescale", Label(op))
-			}
-			if !seen[op] {
-				seen[op] = true
-				ops = append(ops, op)
-			}
-		}
+	ops, err := r.targets(s.m)
+	if err != nil {
+		return nil, err
 	}
 	rep := &StepReport{Step: r.Describe()}
 	for _, op := range ops {
@@ -112,6 +90,38 @@ func (r *Rescale) apply(s *session) (*StepReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// targets returns the operators of m the step rescales: every keyed operator when no selector
+// is given, else the selected ones (each once), which must have keyed state.
+func (r *Rescale) targets(m *metadata.Metadata) ([]*metadata.OperatorState, error) {
+	var ops []*metadata.OperatorState
+	if len(r.Operators) == 0 {
+		for _, op := range m.Operators {
+			if hasKeyed(op) {
+				ops = append(ops, op)
+			}
+		}
+		if len(ops) == 0 {
+			return nil, fmt.Errorf("the savepoint has no keyed operator")
+		}
+		return ops, nil
+	}
+	seen := map[*metadata.OperatorState]bool{}
+	for _, sel := range r.Operators {
+		op, err := sel.find(m)
+		if err != nil {
+			return nil, err
+		}
+		if !hasKeyed(op) {
+			return nil, fmt.Errorf("operator %s has no keyed state to rescale", Label(op))
+		}
+		if !seen[op] {
+			seen[op] = true
+			ops = append(ops, op)
+		}
+	}
+	return ops, nil
 }
 
 func hasKeyed(op *metadata.OperatorState) bool {
@@ -139,6 +149,15 @@ type source struct {
 // key-group prefixes.
 func (x *source) blockReader(prefix int) *keyed.BlockReader {
 	return &keyed.BlockReader{Name: x.name, Compressed: x.header.Compressed, NumStates: len(x.header.States), PrefixLen: prefix}
+}
+
+// readBlock reads the block at off (key group kg) with br and, as keyed.Subtask.Entries does,
+// refuses one that ends before the next block starts (bytes no key group owns).
+func (x *source) readBlock(br *keyed.BlockReader, off int64, kg int, fn func(*keyed.Entry) error) error {
+	if err := br.ReadBlockTo(x.r, x.size, off, x.ends[off], kg, fn); err != nil {
+		return err
+	}
+	return br.CheckEnd(x.ends[off], kg)
 }
 
 // blockReaders returns one block reader per source (blockReader), for a task that reads several.
@@ -285,13 +304,30 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		return ch, nil
 	}
 
+	// What a read of the source by keyed.Subtask.Entries refuses besides bad blocks (each read
+	// below checks where its block ends): key-group ranges claimed twice, and bytes between the
+	// header and the first block.
+	if err := keyed.CheckRanges(op); err != nil {
+		return nil, err
+	}
+	for _, x := range srcs {
+		if err := keyed.CheckFirstBlock(x.name, x.header, x.handle.Offsets, x.size); err != nil {
+			return nil, err
+		}
+	}
 	rk := &rekeyer{hasher: hasher, header: header, timer: timer, oldPrefix: oldPrefix, oldMax: oldMax, newMax: newMax}
 	var in serializer.Input
 	newKG := func(x *source, e *keyed.Entry) (int32, error) { return rk.newKG(&in, x, e) }
 	prog := newProgress(s.opt.Progress, "rescale "+Label(op), srcs)
+	// The source's keyed digest, when verification still needs it (digestOf left it to this
+	// first step), is summed during the split path's own read; other paths sum it first.
+	var od *OpDigest
+	if d := s.digest[op.ID]; d != nil && d.pendingKeyed {
+		od = d
+	}
 	if s.stage != "" && !spillOnly {
 		if plan := directPlan(srcs, oldMax, newMax); plan != nil {
-			err := r.rescaleDirect(s, op, ch, rk, srcs, ranges, plan, prog)
+			err := r.rescaleDirect(s, op, ch, rk, srcs, ranges, plan, prog, od)
 			if err != nil {
 				// Tasks run concurrently, so the error above is not necessarily the first a
 				// sequential read meets; report the one the spill path would (pass 1 below).
@@ -304,6 +340,11 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 				return nil, err
 			}
 			return ch, nil
+		}
+	}
+	if od != nil {
+		if err := digestKeyed(s.src, op, od); err != nil {
+			return nil, fmt.Errorf("checksum the source: %w", err)
 		}
 	}
 	// Pass 1: the new key group of every entry; bytes per new key group size the spill chunks.
@@ -931,7 +972,7 @@ func scanSource(x *source, prefix int, prog *progress, pass int, fn func(*keyed.
 		}
 		kg := int(x.handle.Range.Start) + i
 		var bytes, records int64
-		err := br.ReadBlockTo(x.r, x.size, off, x.ends[off], kg, func(e *keyed.Entry) error {
+		err := x.readBlock(br, off, kg, func(e *keyed.Entry) error {
 			bytes += int64(len(e.Key) + len(e.Value) + 8)
 			records++
 			return fn(e)

@@ -71,6 +71,10 @@ var streamBlockBytes int64 = defaultStreamBlockBytes
 
 const defaultStreamBlockBytes = 8 << 20
 
+// summedAsRead counts the operators whose source digest the split path summed as it read them,
+// so that a test can tell the path was taken.
+var summedAsRead atomic.Int64
+
 // streamedBlocks counts the source blocks streamed, so that a test can tell the path was taken.
 var streamedBlocks atomic.Int64
 
@@ -87,18 +91,21 @@ func streamable(srcs []*source, refs []blockRef) bool {
 // streamEntries reads the source block ref and hands each entry to sink with its new key group
 // nk, its merged state id and its key re-prefixed for nk (valid only during the call). It returns
 // the entry bytes read, for progress.
-func streamEntries(br *keyed.BlockReader, x *source, ref blockRef, trk *rekeyer, in *serializer.Input, newPrefix int,
+func streamEntries(br *keyed.BlockReader, x *source, ref blockRef, trk *rekeyer, in *serializer.Input, newPrefix int, sums []Sum,
 	sink func(nk int32, sid int, key, value []byte) error) (int64, error) {
 	var read int64
 	var key []byte
 	oldKG := int(x.handle.Range.Start) + ref.idx
 	off := x.handle.Offsets[ref.idx]
 	streamedBlocks.Add(1)
-	err := br.ReadBlockTo(x.r, x.size, off, x.ends[off], oldKG, func(e *keyed.Entry) error {
+	err := x.readBlock(br, off, oldKG, func(e *keyed.Entry) error {
 		read += int64(len(e.Key) + len(e.Value) + 8)
 		nk, err := trk.newKG(in, x, e)
 		if err != nil {
 			return err
+		}
+		if sums != nil {
+			sums[x.ids[e.StateID]].add(entryHash(e.Key, trk.oldPrefix, e.Value))
 		}
 		key = append(appendKeyGroupPrefix(key[:0], nk, newPrefix), e.Key[trk.oldPrefix:]...)
 		return sink(nk, x.ids[e.StateID], key, e.Value)
@@ -151,17 +158,34 @@ func directPlan(srcs []*source, oldMax, newMax int32) [][]blockRef {
 // rescaleDirect writes every output subtask of op from the sources by plan (see above): by the
 // split path when it applies, else one task per subtask on the worker pool; then it updates op
 // and ch as the spill path does.
+//
+// When od is not nil, the source's keyed entries are summed into it: by the split path as it
+// reads each block (once), else by a read of their own first (digestKeyed).
 func (r *Rescale) rescaleDirect(s *session, op *metadata.OperatorState, ch *OperatorChange, rk *rekeyer,
-	srcs []*source, ranges []keygroup.Range, plan [][]blockRef, prog *progress) error {
+	srcs []*source, ranges []keygroup.Range, plan [][]blockRef, prog *progress, od *OpDigest) error {
 	tasks := newOutputTasks(s, len(ranges))
-	var err error
 	if bandAligned(ranges, rk.oldMax, rk.newMax) {
-		err = writeSplit(s, rk, srcs, ranges, plan, tasks, prog)
+		var sums []Sum
+		if od != nil {
+			sums = make([]Sum, len(rk.header.States))
+		}
+		if err := writeSplit(s, rk, srcs, ranges, plan, tasks, prog, sums); err != nil {
+			return err
+		}
+		if od != nil {
+			od.addKeyed(rk.header, sums)
+			od.pendingKeyed = false
+			summedAsRead.Add(1)
+		}
 	} else {
-		err = writePerSubtask(s, rk, srcs, ranges, plan, tasks, prog)
-	}
-	if err != nil {
-		return err
+		if od != nil {
+			if err := digestKeyed(s.src, op, od); err != nil {
+				return fmt.Errorf("checksum the source: %w", err)
+			}
+		}
+		if err := writePerSubtask(s, rk, srcs, ranges, plan, tasks, prog); err != nil {
+			return err
+		}
 	}
 	prog.done()
 	for _, t := range tasks {
@@ -201,7 +225,7 @@ func writePerSubtask(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.
 				if err := w.BeginKeyGroup(int(kg)); err != nil {
 					return err
 				}
-				read, err := streamEntries(readers[refs[0].src], srcs[refs[0].src], refs[0], trk, &in, newPrefix,
+				read, err := streamEntries(readers[refs[0].src], srcs[refs[0].src], refs[0], trk, &in, newPrefix, nil,
 					func(nk int32, sid int, key, value []byte) error {
 						if nk != kg {
 							return nil
@@ -230,7 +254,7 @@ func writePerSubtask(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.
 				x := srcs[ref.src]
 				oldKG := int(x.handle.Range.Start) + ref.idx
 				off := x.handle.Offsets[ref.idx]
-				err := readers[ref.src].ReadBlockTo(x.r, x.size, off, x.ends[off], oldKG, func(e *keyed.Entry) error {
+				err := x.readBlock(readers[ref.src], off, oldKG, func(e *keyed.Entry) error {
 					read += int64(len(e.Key) + len(e.Value) + 8)
 					nk, err := trk.newKG(&in, x, e)
 					if err != nil || nk != kg {
@@ -318,6 +342,12 @@ func (b *kgBuffer) entries(kg int32, dst []keyed.Entry, counts []int) []keyed.En
 // splitAhead bounds the key groups each reader may have read ahead of the writer.
 const splitAhead = 2
 
+// splitBufSize is the write buffer of the split path's output files. Blocks are assembled whole
+// (keyed.BlockBuilder); a block larger than what the buffer has free goes to the file from the
+// builder's memory once the buffer is flushed, so a small buffer saves copying large blocks,
+// while small blocks still leave in large writes.
+const splitBufSize = 64 << 10
+
 // bandAligned reports whether the split path applies to these output ranges.
 func bandAligned(ranges []keygroup.Range, oldMax, newMax int32) bool {
 	if newMax <= oldMax || newMax%oldMax != 0 {
@@ -331,9 +361,11 @@ func bandAligned(ranges []keygroup.Range, oldMax, newMax int32) bool {
 	return true
 }
 
-// splitResult is one old key group read and split by band.
+// splitResult is one old key group read and split by band: bucket j is the block of new key
+// group g + j*oldMax, assembled as it is read (keyed.BlockBuilder), so that each entry is copied
+// once on its way from the source's read buffer to the output file.
 type splitResult struct {
-	buckets []kgBuffer
+	buckets []keyed.BlockBuilder
 	read    int64
 	err     error
 	// stream says the old key group's block is large (streamable): the readers leave it to the
@@ -341,8 +373,10 @@ type splitResult struct {
 	stream bool
 }
 
-// writeSplit writes every output subtask by the split path (see above).
-func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range, plan [][]blockRef, tasks []outputTask, prog *progress) error {
+// writeSplit writes every output subtask by the split path (see above). With sums (one per
+// merged state id), it also sums every source entry as it is read (entryHash), for verification:
+// each block is read exactly once here, so the sums cover the source as DigestOf would.
+func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range, plan [][]blockRef, tasks []outputTask, prog *progress, sums []Sum) error {
 	oldMax, newMax := rk.oldMax, rk.newMax
 	c := int(newMax / oldMax)
 	newPrefix := keyed.PrefixLen(int(newMax))
@@ -390,9 +424,18 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 	var next atomic.Int32
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	for range nw {
+	nStates := len(rk.header.States)
+	// Each reader counts entries by output subtask and state, and sums them by state, in tallies
+	// of its own, added up once the readers are done.
+	counts := make([][]int, nw)
+	readSums := make([][]Sum, nw)
+	for r := range nw {
 		wg.Add(1)
-		go func() {
+		counts[r] = make([]int, len(ranges)*nStates)
+		if sums != nil {
+			readSums[r] = make([]Sum, nStates)
+		}
+		go func(cnt []int, sum []Sum) {
 			defer wg.Done()
 			trk := rk.forTask()
 			var in serializer.Input
@@ -409,10 +452,10 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 				case res = <-free:
 					res.read, res.err = 0, nil
 				default:
-					res = &splitResult{buckets: make([]kgBuffer, c)}
+					res = &splitResult{buckets: make([]keyed.BlockBuilder, c)}
 				}
 				for j := range res.buckets {
-					res.buckets[j].reset()
+					res.buckets[j].Reset()
 				}
 				res.stream = streamable(srcs, plan[g])
 				for _, ref := range plan[g] {
@@ -421,14 +464,19 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 					}
 					x := srcs[ref.src]
 					off := x.handle.Offsets[ref.idx]
-					res.err = readers[ref.src].ReadBlockTo(x.r, x.size, off, x.ends[off], int(g), func(e *keyed.Entry) error {
+					res.err = x.readBlock(readers[ref.src], off, int(g), func(e *keyed.Entry) error {
 						res.read += int64(len(e.Key) + len(e.Value) + 8)
 						nk, err := trk.newKG(&in, x, e)
 						if err != nil {
 							return err
 						}
+						sid := x.ids[e.StateID]
+						if sum != nil {
+							sum[sid].add(entryHash(e.Key, rk.oldPrefix, e.Value))
+						}
+						cnt[subOf[nk]*nStates+sid]++
 						// nk mod oldMax is the stored key group g (newKG checked it).
-						res.buckets[nk/oldMax].add(nk, newPrefix, x.ids[e.StateID], e.Key[rk.oldPrefix:], e.Value)
+						res.buckets[nk/oldMax].AddPrefixed(sid, int(nk), newPrefix, e.Key[rk.oldPrefix:], e.Value)
 						return nil
 					})
 					if res.err != nil {
@@ -437,7 +485,7 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 				}
 				results[g] <- res
 			}
-		}()
+		}(counts[r], readSums[r])
 	}
 
 	open := make([]*outFile, len(ranges))
@@ -448,7 +496,6 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 			stop.Store(true)
 		}
 	}
-	var entries []keyed.Entry
 	// What the writer needs to stream a large old key group itself.
 	wrk := rk.forTask()
 	var win serializer.Input
@@ -467,7 +514,7 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 			of := open[i]
 			if of == nil {
 				var err error
-				if of, err = createOutFile(filepath.Join(s.stage, t.name), rk.header, 1<<20); err != nil {
+				if of, err = createOutFile(filepath.Join(s.stage, t.name), rk.header, splitBufSize); err != nil {
 					fail(err)
 					break
 				}
@@ -477,7 +524,7 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 			}
 		}
 		if res.stream && firstErr == nil {
-			if err := streamSplit(wreaders, srcs, plan[g], wrk, &win, newPrefix, g, c, subOf, open, tasks, ranges, &res.read, &written); err != nil {
+			if err := streamSplit(wreaders, srcs, plan[g], wrk, &win, newPrefix, g, c, subOf, open, tasks, ranges, &res.read, &written, sums); err != nil {
 				fail(err)
 			}
 		}
@@ -486,16 +533,15 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 			i := subOf[k]
 			t, rg := &tasks[i], ranges[i]
 			of := open[i]
-			if b := &res.buckets[j]; !res.stream && len(b.spans) > 0 {
-				entries = b.entries(k, entries, t.counts)
-				off, err := of.w.WriteKeyGroup(entries)
+			if b := &res.buckets[j]; !res.stream && b.Len() > 0 {
+				off, err := of.w.WriteBlock(b)
 				if err != nil {
 					fail(fmt.Errorf("%s: %w", of.f.Name(), err))
 					break
 				}
 				t.offsets[k-rg.Start] = off
-				t.entries += len(entries)
-				written += int64(len(entries))
+				t.entries += b.Len()
+				written += int64(b.Len())
 			}
 			if k == rg.End { // the subtask's last key group
 				err := finishFile(of.bw, of.f)
@@ -522,7 +568,21 @@ func writeSplit(s *session, rk *rekeyer, srcs []*source, ranges []keygroup.Range
 			of.f.Close()
 		}
 	}
-	return firstErr
+	if firstErr != nil {
+		return firstErr
+	}
+	for r := range nw {
+		for i := range tasks {
+			for sid, n := range counts[r][i*nStates : (i+1)*nStates] {
+				tasks[i].counts[sid] += n
+			}
+		}
+		for sid, v := range readSums[r] {
+			sums[sid].Count += v.Count
+			sums[sid].Hash += v.Hash
+		}
+	}
+	return nil
 }
 
 // outFile is an output subtask's file being written: the file, its buffer, the keyed writer.
@@ -550,7 +610,7 @@ func createOutFile(path string, h *keyed.Header, bufSize int) (*outFile, error) 
 // streamSplit streams the one block of old key group g into its c new key groups g + j*oldMax,
 // each a streamed key group of its subtask's open file, in one read of the block.
 func streamSplit(readers []*keyed.BlockReader, srcs []*source, refs []blockRef, rk *rekeyer, in *serializer.Input, newPrefix int,
-	g int32, c int, subOf []int, open []*outFile, tasks []outputTask, ranges []keygroup.Range, read, written *int64) error {
+	g int32, c int, subOf []int, open []*outFile, tasks []outputTask, ranges []keygroup.Range, read, written *int64, sums []Sum) error {
 	oldMax := rk.oldMax
 	for j := range c {
 		k := g + int32(j)*oldMax
@@ -559,7 +619,7 @@ func streamSplit(readers []*keyed.BlockReader, srcs []*source, refs []blockRef, 
 		}
 	}
 	ref := refs[0]
-	n, err := streamEntries(readers[ref.src], srcs[ref.src], ref, rk, in, newPrefix, func(nk int32, sid int, key, value []byte) error {
+	n, err := streamEntries(readers[ref.src], srcs[ref.src], ref, rk, in, newPrefix, sums, func(nk int32, sid int, key, value []byte) error {
 		// nk mod oldMax is g (newKG checked the stored key group).
 		i := subOf[nk]
 		tasks[i].counts[sid]++

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/zeebo/xxh3"
+
 	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -34,136 +36,42 @@ type OpDigest struct {
 	Label   string
 	Keyed   map[string]*Sum
 	OpState map[string]*Sum
+	// pendingKeyed says Keyed is not summed yet: the run's first step sums it as it reads the
+	// operator's keyed state (see digestOf).
+	pendingKeyed bool
 }
 
 // Digest is the sums of every operator of a savepoint, by operator id.
 type Digest map[metadata.OperatorID]*OpDigest
 
-// entryHash hashes one keyed entry: the key without its key-group prefix and the value, each
-// with its length, so that (key "ab", value "c") and (key "a", value "bc") differ.
+// entryHash hashes one keyed entry: XXH3-64 (xxHash's documented 64-bit function) of the
+// value, seeded with XXH3-64 of the key without its key-group prefix. Each hash covers the
+// length of what it hashes, so (key "ab", value "c") and (key "a", value "bc") differ. XXH3
+// reads short inputs a word at a time: an entry of a few dozen bytes costs a few nanoseconds,
+// where a byte-at-a-time hash spent most of a verification's CPU time.
 func entryHash(key []byte, prefix int, value []byte) uint64 {
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(key)-prefix))
-	h := fnv1a(fnvOffset, n[:])
-	h = fnv1a(h, key[prefix:])
-	binary.BigEndian.PutUint32(n[:], uint32(len(value)))
-	h = fnv1a(h, n[:])
-	return fnv1a(h, value)
+	return xxh3.HashSeed(value, xxh3.Hash(key[prefix:]))
 }
 
-func bytesHash(b []byte) uint64 { return fnv1a(fnvOffset, b) }
-
-// digester sums the entries of one subtask by state id, entryHash for each, computed four
-// entries at a time: FNV-1a is one chain of dependent multiplications per byte, so hashing one
-// entry leaves the multiplier idle between steps, and four independent chains (fnv4) keep it
-// busy. The bytes entryHash covers are copied into buf until four entries are pending.
-type digester struct {
-	sums []Sum
-	buf  []byte
-	ends [4]int // end of each pending entry's bytes in buf
-	ids  [4]int // state id of each pending entry
-	n    int    // pending entries
-}
-
-func (d *digester) add(sid int, key []byte, prefix int, value []byte) {
-	d.buf = binary.BigEndian.AppendUint32(d.buf, uint32(len(key)-prefix))
-	d.buf = append(d.buf, key[prefix:]...)
-	d.buf = binary.BigEndian.AppendUint32(d.buf, uint32(len(value)))
-	d.buf = append(d.buf, value...)
-	d.ends[d.n], d.ids[d.n] = len(d.buf), sid
-	d.n++
-	if d.n == len(d.ends) {
-		d.flush()
-	}
-}
-
-// flush hashes the pending entries into their sums.
-func (d *digester) flush() {
-	if d.n == 4 {
-		b := d.buf
-		h := fnv4(b[:d.ends[0]], b[d.ends[0]:d.ends[1]], b[d.ends[1]:d.ends[2]], b[d.ends[2]:d.ends[3]])
-		for i, v := range h {
-			d.sums[d.ids[i]].add(v)
-		}
-	} else {
-		start := 0
-		for i := 0; i < d.n; i++ {
-			d.sums[d.ids[i]].add(fnv1a(fnvOffset, d.buf[start:d.ends[i]]))
-			start = d.ends[i]
-		}
-	}
-	d.buf, d.n = d.buf[:0], 0
-}
-
-// fnv4 is fnv1a(fnvOffset, x) of four byte strings, interleaved over their common length.
-func fnv4(a, b, c, d []byte) [4]uint64 {
-	n := min(len(a), len(b), len(c), len(d))
-	h0, h1, h2, h3 := uint64(fnvOffset), uint64(fnvOffset), uint64(fnvOffset), uint64(fnvOffset)
-	a0, b0, c0, d0 := a[:n], b[:n], c[:n], d[:n]
-	for i := range a0 {
-		h0 = (h0 ^ uint64(a0[i])) * fnvPrime
-		h1 = (h1 ^ uint64(b0[i])) * fnvPrime
-		h2 = (h2 ^ uint64(c0[i])) * fnvPrime
-		h3 = (h3 ^ uint64(d0[i])) * fnvPrime
-	}
-	return [4]uint64{fnv1a(h0, a[n:]), fnv1a(h1, b[n:]), fnv1a(h2, c[n:]), fnv1a(h3, d[n:])}
-}
-
-// FNV-1a, 64 bit (hash/fnv's, without a hasher allocation per entry).
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-func fnv1a(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	return h
-}
+func bytesHash(b []byte) uint64 { return xxh3.Hash(b) }
 
 // DigestOf reads every keyed entry and operator-state element of sp and sums them. Operators
 // whose keyed state is not canonical (RocksDB native) are summed over their operator state only.
-func DigestOf(sp *savepoint.Savepoint) (Digest, error) {
+func DigestOf(sp *savepoint.Savepoint) (Digest, error) { return digestOf(sp, nil) }
+
+// digestOf is DigestOf, except that the canonical keyed state of the operators in later is not
+// read: their OpDigest is marked pendingKeyed, for the step that reads those files anyway to sum
+// them as it goes (Rescale) or to have them summed (digestKeyed) before it changes them.
+func digestOf(sp *savepoint.Savepoint, later map[metadata.OperatorID]bool) (Digest, error) {
 	d := Digest{}
 	for _, op := range sp.Metadata.Operators {
 		od := &OpDigest{Label: Label(op), Keyed: map[string]*Sum{}, OpState: map[string]*Sum{}}
 		d[op.ID] = od
 		if canonicalKeyed(op) {
-			subs, closeAll, err := keyed.OpenSubtasks(sp, op)
-			if err != nil {
+			if later[op.ID] {
+				od.pendingKeyed = true
+			} else if err := digestKeyed(sp, op, od); err != nil {
 				return nil, err
-			}
-			// Subtasks are summed concurrently, each into sums by its own state ids; the sums are
-			// added up afterwards in subtask order (addition commutes, so the result is the same).
-			sums := make([][]Sum, len(subs))
-			err = parallel(len(subs), func(i int) error {
-				st := subs[i]
-				prefix := st.Decoder.PrefixLen
-				d := &digester{sums: make([]Sum, len(st.Header.States))}
-				sums[i] = d.sums
-				err := st.Entries(func(e *keyed.Entry) error {
-					d.add(e.StateID, e.Key, prefix, e.Value)
-					return nil
-				})
-				d.flush()
-				return err
-			})
-			closeAll()
-			if err != nil {
-				return nil, err
-			}
-			for i, st := range subs {
-				for id, m := range st.Header.States {
-					sum := od.Keyed[m.Name]
-					if sum == nil {
-						sum = &Sum{}
-						od.Keyed[m.Name] = sum
-					}
-					sum.Count += sums[i][id].Count
-					sum.Hash += sums[i][id].Hash
-				}
 			}
 		} else {
 			// Native (RocksDB) keyed state is not readable here; its files are only linked or
@@ -190,6 +98,51 @@ func DigestOf(sp *savepoint.Savepoint) (Digest, error) {
 		}
 	}
 	return d, nil
+}
+
+// digestKeyed reads the canonical keyed state of op in sp and sums it into od.Keyed, one sum per
+// state of the headers (empty states too), and clears od.pendingKeyed.
+func digestKeyed(sp *savepoint.Savepoint, op *metadata.OperatorState, od *OpDigest) error {
+	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	// Subtasks are summed concurrently, each into sums by its own state ids; the sums are
+	// added up afterwards in subtask order (addition commutes, so the result is the same).
+	sums := make([][]Sum, len(subs))
+	err = parallel(len(subs), func(i int) error {
+		st := subs[i]
+		prefix := st.Decoder.PrefixLen
+		sum := make([]Sum, len(st.Header.States))
+		sums[i] = sum
+		return st.Entries(func(e *keyed.Entry) error {
+			sum[e.StateID].add(entryHash(e.Key, prefix, e.Value))
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for i, st := range subs {
+		od.addKeyed(st.Header, sums[i])
+	}
+	od.pendingKeyed = false
+	return nil
+}
+
+// addKeyed adds sums, by state id of header, to od.Keyed by state name, creating a sum for every
+// state of the header, so that a state without entries is still compared.
+func (od *OpDigest) addKeyed(header *keyed.Header, sums []Sum) {
+	for id, m := range header.States {
+		sum := od.Keyed[m.Name]
+		if sum == nil {
+			sum = &Sum{}
+			od.Keyed[m.Name] = sum
+		}
+		sum.Count += sums[id].Count
+		sum.Hash += sums[id].Hash
+	}
 }
 
 // nativeFiles is the digest entry of an operator's native keyed-state files.
