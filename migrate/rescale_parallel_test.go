@@ -280,3 +280,13 @@ func TestRescaleErrorsSameAsSpill(t *testing.T) {
 		}
 	}
 }
+
+func TestModMax(t *testing.T) {
+	for _, max := range []int32{1, 2, 7, 128, 200, 256, 32768} {
+		for _, m := range []int32{0, 1, 127, 128, 255, 1 << 30, 2147483647} {
+			if got, want := modMax(m, max), m%max; got != want {
+				t.Errorf("modMax(%d, %d) = %d, want %d", m, max, got, want)
+			}
+		}
+	}
+}
