@@ -20,6 +20,8 @@ var nativeFixtures = []string{
 	"../../testdata/savepoints/native-types-incremental",
 	"../../testdata/savepoints/native-ttl-inline",
 	"../../testdata/savepoints/native-window-maxpar-256",
+	"../../testdata/savepoints/native-lz4",
+	"../../testdata/savepoints/native-zstd",
 	"../../testdata/flink-1.20/savepoints/native-rocksdb",
 	"../../testdata/flink-1.20/savepoints/native-types-incremental",
 }
@@ -150,6 +152,71 @@ func TestFixtureDatabases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFixtureCompression: the block codecs Flink's RocksDB options can choose, as FRocksDB 8.10
+// wrote them, are met: every table of each fixture names the codec in its properties and holds
+// data blocks compressed with it (blocks that do not shrink enough are stored raw).
+func TestFixtureCompression(t *testing.T) {
+	for _, c := range []struct {
+		dir, name string
+		ctype     byte
+	}{
+		{"../../testdata/savepoints/native-rocksdb", "Snappy", compressionSnappy},
+		{"../../testdata/savepoints/native-lz4", "LZ4", compressionLZ4},
+		{"../../testdata/savepoints/native-zstd", "ZSTD", compressionZSTD},
+	} {
+		seen := 0
+		for _, fs := range nativeHandles(t, c.dir) {
+			for name := range fs.files {
+				if !strings.HasSuffix(name, ".sst") {
+					continue
+				}
+				r, size, _ := fs.Open(name)
+				tb, err := OpenTable(r, size, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := tb.Properties().String(PropCompression); got != c.name {
+					t.Errorf("%s %s: compression property %q, want %q", c.dir, name, got, c.name)
+				}
+				seen += tb.countCompressed(t, c.ctype)
+			}
+		}
+		if seen == 0 {
+			t.Errorf("%s: no %s-compressed block read", c.dir, c.name)
+		}
+	}
+}
+
+// countCompressed reads every data block of the table and counts those stored with ctype.
+func (t *Table) countCompressed(tb testing.TB, ctype byte) int {
+	ib, err := t.block(t.footer.index, "index")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	it, err := newBlockIter(ib, "index", t.deltaIndex)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for it.next() {
+		h := it.handle
+		if !t.deltaIndex {
+			h, _, _ = decodeHandle(it.value)
+		}
+		var trailer [1]byte
+		if _, err := t.r.ReadAt(trailer[:], int64(h.offset+h.size)); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := t.block(h, "data"); err != nil {
+			tb.Fatal(err)
+		}
+		if trailer[0] == ctype {
+			n++
+		}
+	}
+	return n
 }
 
 // TestFixtureChecksums: both checksum types Flink's RocksDB versions write are met and verified.

@@ -43,10 +43,15 @@ public final class SavepointJobs {
 
     /** One fixture: a job (by name) run with one backend and storage setting. */
     record Fixture(String name, String job, String backend, boolean compression, boolean native_,
-                   boolean inline, int parallelism, int maxParallelism, boolean incremental) {
+                   boolean inline, int parallelism, int maxParallelism, boolean incremental,
+                   String rocksCompression, int restoredFrom) {
         Fixture(String name, String job, String backend, boolean compression, boolean native_,
                 boolean inline, int parallelism, int maxParallelism) {
-            this(name, job, backend, compression, native_, inline, parallelism, maxParallelism, false);
+            this(name, job, backend, compression, native_, inline, parallelism, maxParallelism, false, null, 0);
+        }
+        Fixture(String name, String job, String backend, boolean compression, boolean native_,
+                boolean inline, int parallelism, int maxParallelism, boolean incremental, String rocksCompression) {
+            this(name, job, backend, compression, native_, inline, parallelism, maxParallelism, incremental, rocksCompression, 0);
         }
     }
 
@@ -70,7 +75,15 @@ public final class SavepointJobs {
             // Native RocksDB savepoints for statecore/rocksdb: variable-length keys with incremental
             // snapshots on (SSTs as shared-state handles), TTL'd collections with small files inline in
             // _metadata, and window namespaces plus RocksDB timers at max parallelism 256 (2-byte key groups).
-            new Fixture("native-types-incremental", "types", "rocksdb", false, true, false, 2, 128, true),
+            new Fixture("native-types-incremental", "types", "rocksdb", false, true, false, 2, 128, true, null),
+            // RocksDB's own block compression other than the default Snappy (every level).
+            new Fixture("native-lz4", "keyed", "rocksdb", false, true, false, 2, 128, false, "LZ4_COMPRESSION"),
+            new Fixture("native-zstd", "keyed", "rocksdb", false, true, false, 2, 128, false, "ZSTD_COMPRESSION"),
+            // Rescaled: the job runs at parallelism 2 to a native savepoint, is restored from it at
+            // parallelism 3 (the source emits its records again) and stopped with a native savepoint.
+            // Restored RocksDB instances are clipped with deleteRange: range tombstones and keys of
+            // other key groups stay in the files.
+            new Fixture("native-rescaled", "keyed", "rocksdb", false, true, false, 3, 128, false, null, 2),
             new Fixture("native-ttl-inline", "ttl-collections", "rocksdb", false, true, true, 2, 128),
             new Fixture("native-window-maxpar-256", "window", "rocksdb", false, true, false, 2, 256));
 
@@ -92,21 +105,51 @@ public final class SavepointJobs {
     }
 
     static void make(Fixture f, Path out) throws Exception {
+        Path tmp = Files.createTempDirectory(out, ".tmp-" + f.name());
+        String location;
+        try {
+            String restore = null;
+            if (f.restoredFrom() > 0) restore = runToSavepoint(f, tmp, f.restoredFrom(), null);
+            location = runToSavepoint(f, tmp, f.parallelism(), restore);
+        } catch (Exception e) {
+            SavepointDirs.deleteTree(tmp);
+            throw e;
+        }
+
+        // Flink names the directory savepoint-<jobid prefix>-<random>; keep only its content.
+        Path dst = out.resolve(f.name());
+        try {
+            Path sp = Paths.get(URI.create(location.startsWith("file:") ? location : "file:" + location));
+            SavepointDirs.deleteTree(dst);
+            Files.move(sp, dst);
+        } finally {
+            SavepointDirs.deleteTree(tmp);
+        }
+
+        ObjectNode desc = describe(f, dst.toString());
+        ObjectNode expectation = StateDump.dump(dst.toString(), desc);
+        Json.write(out.resolve(f.name() + ".expect.json"), expectation);
+    }
+
+    /** Runs f's job at the given parallelism (restored from a savepoint when restore is set) until
+     *  every record is processed, takes a savepoint under tmp and returns its location. */
+    static String runToSavepoint(Fixture f, Path tmp, int parallelism, String restore) throws Exception {
         Configuration conf = new Configuration();
         conf.setString("state.backend.type", f.backend());
         conf.setString("execution.checkpointing.snapshot-compression", Boolean.toString(f.compression()));
         conf.setString("execution.checkpointing.incremental", Boolean.toString(f.incremental()));
+        if (f.rocksCompression() != null) conf.setString("state.backend.rocksdb.compression.per.level", f.rocksCompression());
         // 0 bytes forces every state chunk into a file beside _metadata; the default (20 KiB)
         // keeps these small states inline in _metadata as byte-stream handles.
         if (!f.inline()) conf.setString("execution.checkpointing.data-inline-threshold", "0b");
-        Path tmp = Files.createTempDirectory(out, ".tmp-" + f.name());
+        if (restore != null) conf.setString("execution.state-recovery.path", restore);
         // File-system checkpoint storage, so that the inline threshold above applies to savepoints.
         conf.setString("execution.checkpointing.storage", "filesystem");
         conf.setString("execution.checkpointing.dir", tmp.resolve("checkpoints").toUri().toString());
         conf.setString("taskmanager.numberOfTaskSlots", "4");
         conf.setString("rest.bind-port", "0");
         conf.setString("pipeline.max-parallelism", Integer.toString(f.maxParallelism()));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(f.parallelism(), conf);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         env.setMaxParallelism(f.maxParallelism());
 
         FixtureFunctions.PROCESSED.set(0);
@@ -134,22 +177,8 @@ public final class SavepointJobs {
             } catch (Exception ignored) {
                 // cancelled on purpose, or already failed: the reason is thrown above
             }
-            if (location == null) SavepointDirs.deleteTree(tmp);
         }
-
-        // Flink names the directory savepoint-<jobid prefix>-<random>; keep only its content.
-        Path dst = out.resolve(f.name());
-        try {
-            Path sp = Paths.get(URI.create(location.startsWith("file:") ? location : "file:" + location));
-            SavepointDirs.deleteTree(dst);
-            Files.move(sp, dst);
-        } finally {
-            SavepointDirs.deleteTree(tmp);
-        }
-
-        ObjectNode desc = describe(f, dst.toString());
-        ObjectNode expectation = StateDump.dump(dst.toString(), desc);
-        Json.write(out.resolve(f.name() + ".expect.json"), expectation);
+        return location;
     }
 
     /** Builds the job's pipeline; returns how many PROCESSED bumps mark it as done. */
