@@ -22,6 +22,7 @@ var nativeFixtures = []string{
 	"../../testdata/savepoints/native-window-maxpar-256",
 	"../../testdata/savepoints/native-lz4",
 	"../../testdata/savepoints/native-zstd",
+	"../../testdata/savepoints/native-rescaled",
 	"../../testdata/flink-1.20/savepoints/native-rocksdb",
 	"../../testdata/flink-1.20/savepoints/native-types-incremental",
 }
@@ -120,8 +121,16 @@ func TestFixtureDatabases(t *testing.T) {
 						if it.Err() != nil {
 							t.Fatalf("%s: %v", fs.name, it.Err())
 						}
-						if want, ok := tb.Properties().Uint(PropNumEntries); !ok || want != uint64(n) {
-							t.Errorf("%s: %s: %d entries read, properties say %d", fs.name, tb.Name(), n, want)
+						// rocksdb.num.entries counts range tombstones too
+						ts, err := tb.RangeTombstones()
+						if err != nil {
+							t.Fatal(err)
+						}
+						if want, ok := tb.Properties().Uint(PropNumEntries); !ok || want != uint64(n+len(ts)) {
+							t.Errorf("%s: %s: %d entries and %d range tombstones read, properties say %d entries", fs.name, tb.Name(), n, len(ts), want)
+						}
+						if want, _ := tb.Properties().Uint("rocksdb.num.range-deletions"); want != uint64(len(ts)) {
+							t.Errorf("%s: %s: %d range tombstones read, properties say %d", fs.name, tb.Name(), len(ts), want)
 						}
 					}
 					it, err := db.Iter(cf, StringAppend(','))
@@ -243,5 +252,74 @@ func TestFixtureChecksums(t *testing.T) {
 					checksumName(tb.footer.checksum), tb.FormatVersion(), checksumName(c.checksum))
 			}
 		}
+	}
+}
+
+// TestFixtureRangeTombstones: the native savepoint Flink took after a rescaled restore holds
+// range tombstones (deleteRange of the key groups a subtask lost) over keys still in its tables;
+// the merge yields none of the covered keys and all the others.
+func TestFixtureRangeTombstones(t *testing.T) {
+	covered, kept, tombstones := 0, 0, 0
+	for _, fs := range nativeHandles(t, "../../testdata/savepoints/native-rescaled") {
+		db, err := Open(fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cf := range db.Manifest.ColumnFamilies {
+			tables, err := db.Tables(cf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ts []RangeTombstone
+			raw := map[string]bool{} // user keys with a Put or Merge, before the merge
+			for _, tb := range tables {
+				x, err := tb.RangeTombstones()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ts = append(ts, x...)
+				it := tb.Iter()
+				for it.Next() {
+					if e := it.Entry(); e.Kind == KindPut || e.Kind == KindMerge {
+						raw[string(e.UserKey)] = true
+					}
+				}
+			}
+			tombstones += len(ts)
+			inTomb := func(k string) bool {
+				for _, r := range ts {
+					if k >= string(r.Start) && k < string(r.End) {
+						return true
+					}
+				}
+				return false
+			}
+			it, err := NewMergeIter(tables, StringAppend(','))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for it.Next() {
+				got[string(it.Key())] = true
+			}
+			if it.Err() != nil {
+				t.Fatal(it.Err())
+			}
+			for k := range raw {
+				switch {
+				case inTomb(k) && got[k]:
+					t.Errorf("%s %s: key %x under a range tombstone was merged in", fs.name, cf.Name, k)
+				case inTomb(k):
+					covered++
+				case !got[k]:
+					t.Errorf("%s %s: key %x (no tombstone) is missing from the merge", fs.name, cf.Name, k)
+				default:
+					kept++
+				}
+			}
+		}
+	}
+	if tombstones == 0 || covered == 0 || kept == 0 {
+		t.Errorf("%d tombstones, %d covered keys, %d kept: the fixture should have all three", tombstones, covered, kept)
 	}
 }
