@@ -164,6 +164,29 @@ func TestOracleRenameUID(t *testing.T) {
 	}
 }
 
+// TestOracleConvert: Flink 2.3.0 restores canonical savepoints statecraft converted from native
+// RocksDB savepoints, into the hashmap backend (an incremental native savepoint with
+// variable-length keys) and into RocksDB (windows, timers, max parallelism 256), finding exactly
+// what the State Processor API read from the native savepoint.
+func TestOracleConvert(t *testing.T) {
+	oracleOnly(t)
+	for _, c := range []struct{ fixture, restoreWith string }{
+		{"native-types-incremental", "hashmap"},
+		{"native-window-maxpar-256", "rocksdb"},
+	} {
+		t.Run(c.fixture, func(t *testing.T) {
+			dst, _ := run(t, fixture(t, c.fixture), Options{}, &Convert{})
+			dst, err := filepath.Abs(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := loadExpect(t, c.fixture)
+			e["backend"], e["format"] = c.restoreWith, "canonical"
+			judge(t, dst, e)
+		})
+	}
+}
+
 type oracleRescale struct {
 	name, fixture string
 	steps         [][2]int32 // max parallelism, parallelism (0: keep)

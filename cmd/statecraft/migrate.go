@@ -68,6 +68,19 @@ func init() {
 func init() {
 	register([]string{"migrate"}, func() *cli.Command {
 		return &cli.Command{
+			Name:      "convert",
+			Usage:     "write a canonical copy of a native RocksDB savepoint",
+			ArgsUsage: "SRC DST",
+			Description: "Keyed state held as RocksDB files (a native savepoint, incremental or not, Flink 1.20 or 2.x)\n" +
+				"is read in pure Go, merged, and written as canonical keyed state, one file per subtask; operator\n" +
+				"state and canonical operators are carried over unchanged. Flink restores the result into the\n" +
+				"hashmap or the RocksDB backend. A source without native keyed state is refused.",
+			Flags:  migrateFlags(),
+			Action: runMigrateConvert,
+		}
+	})
+	register([]string{"migrate"}, func() *cli.Command {
+		return &cli.Command{
 			Name:      "run",
 			Usage:     "apply a YAML migration script (rename-uid, rescale, retype, rename-state, drop-state, drop-operator steps)",
 			ArgsUsage: "SCRIPT SRC DST",
@@ -191,6 +204,14 @@ func runMigrateScript(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	return runMigration(c, c.Args().Get(1), c.Args().Get(2), steps)
+}
+
+func runMigrateConvert(c *cli.Context) error {
+	src, dst, err := migrateArgs(c, "migrate convert")
+	if err != nil {
+		return err
+	}
+	return runMigration(c, src, dst, []migrate.Step{&migrate.Convert{}})
 }
 
 func runMigrateUID(c *cli.Context) error {

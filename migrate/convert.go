@@ -1,0 +1,180 @@
+package migrate
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/metadata"
+)
+
+// Convert rewrites every operator whose keyed state is a native RocksDB snapshot (incremental
+// handles) as canonical keyed state: one canonical file per subtask, holding the entries the
+// merged RocksDB column families hold for that subtask's key groups, under the snapshot's own
+// header (the RocksDB backend's meta data is the canonical header). Flink restores the result into
+// either backend. Operators already canonical are left alone.
+type Convert struct{}
+
+func (c *Convert) Describe() string { return "convert native RocksDB keyed state to canonical" }
+
+func (c *Convert) apply(s *session) (*StepReport, error) {
+	rep := &StepReport{Step: c.Describe()}
+	found := false
+	for _, op := range s.m.Operators {
+		found = found || nativeKeyed(op)
+	}
+	if !found {
+		return nil, fmt.Errorf("no operator has native RocksDB keyed state: the savepoint is canonical already")
+	}
+	for _, op := range s.m.Operators {
+		if !nativeKeyed(op) {
+			continue
+		}
+		subs, closeAll, err := keyed.OpenSubtasks(s.src, op)
+		if err != nil {
+			return nil, fmt.Errorf("operator %s: %w", Label(op), err)
+		}
+		counts, sums := map[string]int{}, map[string]*Sum{}
+		for _, sub := range subs {
+			for _, m := range sub.Header.States {
+				if sums[m.Name] == nil {
+					sums[m.Name] = &Sum{}
+				}
+			}
+			h, err := s.convertSubtask(op, sub, counts, sums)
+			if err != nil {
+				closeAll()
+				return nil, fmt.Errorf("operator %s subtask %d: %w", Label(op), sub.Index, err)
+			}
+			if h != nil {
+				op.Subtask(sub.Index).ManagedKeyed = h
+			}
+		}
+		closeAll()
+		if dg := s.digest[op.ID]; dg != nil {
+			// The source's digest summed the native files by name and size (it cannot know their
+			// entries without this read); the output must hold the entries read here.
+			delete(dg.Keyed, nativeFiles)
+			for n, sum := range sums {
+				dg.Keyed[n] = sum
+			}
+		}
+		ch := change(op, counts, counts)
+		ch.Note = "native RocksDB -> canonical"
+		rep.Operators = append(rep.Operators, ch)
+	}
+	if s.stage != "" {
+		if err := setCanonicalFormat(s.m); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// setCanonicalFormat makes the savepoint properties of m say CANONICAL where they said NATIVE: the
+// keyed state is canonical now, and inspect (and Flink's savepoint_metadata) should say so. The
+// properties are a Java-serialized CheckpointProperties whose SavepointFormatType enum constant
+// is the one string "NATIVE" (TC_STRING 0x74, u16 length, bytes); strings in a Java stream are
+// referenced by handle number, never by offset, so one may change length. A checkpoint has no
+// format type and is left alone.
+func setCanonicalFormat(m *metadata.Metadata) error {
+	p, err := m.ParseProperties("_metadata")
+	if err != nil || p == nil || p.FormatType != "NATIVE" {
+		return err
+	}
+	native := []byte("\x74\x00\x06NATIVE")
+	if bytes.Count(m.Tail, native) != 1 {
+		return fmt.Errorf("savepoint properties: the format type NATIVE is not one plain string of the serialized properties; not converting")
+	}
+	m.Tail = bytes.Replace(m.Tail, native, []byte("\x74\x00\x09CANONICAL"), 1)
+	if p, err := m.ParseProperties("_metadata"); err != nil || p.FormatType != "CANONICAL" {
+		return fmt.Errorf("savepoint properties: format type not CANONICAL after the change (%v)", err)
+	}
+	return nil
+}
+
+// nativeKeyed reports whether any subtask of op has native RocksDB keyed state.
+func nativeKeyed(op *metadata.OperatorState) bool {
+	for _, st := range op.Subtasks {
+		if st == nil || st.Finished {
+			continue
+		}
+		if _, ok := st.ManagedKeyed.(*metadata.IncrementalHandle); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// convertSubtask writes the subtask's entries as one canonical stream (in a real run) and returns
+// its savepoint key-groups handle; a validation run only counts the entries.
+func (s *session) convertSubtask(op *metadata.OperatorState, sub *keyed.Subtask, counts map[string]int, sums map[string]*Sum) (*metadata.KeyGroupsHandle, error) {
+	rng := sub.Native.Range
+	prefix := sub.Decoder.PrefixLen
+	offsets := make([]int64, rng.Num)
+	if s.stage == "" {
+		return nil, sub.Entries(func(e *keyed.Entry) error {
+			counts[sub.Header.States[e.StateID].Name]++
+			return nil
+		})
+	}
+	file := newStateFileName()
+	f, err := os.OpenFile(filepath.Join(s.stage, file), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s.fresh[file] = 0
+	bw := bufio.NewWriterSize(f, 256<<10)
+	w, err := keyed.NewWriter(bw, sub.Header)
+	if err != nil {
+		return nil, err
+	}
+	// Entries come key group by key group; each group is written as its last entry passes.
+	cur := -1
+	var group []keyed.Entry
+	flush := func() error {
+		if len(group) == 0 {
+			return nil
+		}
+		off, err := w.WriteKeyGroup(group)
+		if err != nil {
+			return err
+		}
+		offsets[cur-int(rng.Start)] = off
+		group = group[:0]
+		return nil
+	}
+	err = sub.Entries(func(e *keyed.Entry) error {
+		if e.KeyGroup != cur {
+			if err := flush(); err != nil {
+				return err
+			}
+			cur = e.KeyGroup
+		}
+		n := sub.Header.States[e.StateID].Name
+		counts[n]++
+		sums[n].add(entryHash(e.Key, prefix, e.Value))
+		group = append(group, keyed.Entry{KeyGroup: e.KeyGroup, StateID: e.StateID,
+			Key: append([]byte(nil), e.Key...), Value: append([]byte(nil), e.Value...)})
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	s.fresh[file] = w.Offset()
+	return &metadata.KeyGroupsHandle{TagByte: metadata.TagSavepointKeyGroups, Range: rng, Offsets: offsets,
+		Delegate: &metadata.RelativeFileHandle{Path: file, Size: w.Offset()}}, nil
+}
