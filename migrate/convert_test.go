@@ -92,4 +92,3 @@ func TestConvertNative(t *testing.T) {
 		t.Errorf("converting a canonical savepoint: %v, want a refusal", err)
 	}
 }
-

@@ -170,6 +170,7 @@ func TestOracleRenameUID(t *testing.T) {
 // what the State Processor API read from the native savepoint.
 func TestOracleConvert(t *testing.T) {
 	oracleOnly(t)
+	t.Parallel() // judges wait on the oracle servers, not on this process
 	for _, c := range []struct{ fixture, restoreWith string }{
 		{"native-types-incremental", "hashmap"},
 		{"native-window-maxpar-256", "rocksdb"},
