@@ -57,6 +57,27 @@ func (f handleFS) Open(name string) (io.ReaderAt, int64, error) {
 	return bytes.NewReader(b), int64(len(b)), err
 }
 
+// tables opens every SST file of the handle.
+func (f handleFS) tables(t testing.TB) []*Table {
+	t.Helper()
+	var out []*Table
+	for name := range f.files {
+		if !strings.HasSuffix(name, ".sst") {
+			continue
+		}
+		r, size, err := f.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := OpenTable(r, size, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tb)
+	}
+	return out
+}
+
 // nativeHandles returns every native handle of a fixture savepoint (skips when it is absent).
 func nativeHandles(t testing.TB, dir string) []handleFS {
 	t.Helper()
@@ -177,17 +198,9 @@ func TestFixtureCompression(t *testing.T) {
 	} {
 		seen := 0
 		for _, fs := range nativeHandles(t, c.dir) {
-			for name := range fs.files {
-				if !strings.HasSuffix(name, ".sst") {
-					continue
-				}
-				r, size, _ := fs.Open(name)
-				tb, err := OpenTable(r, size, name)
-				if err != nil {
-					t.Fatal(err)
-				}
+			for _, tb := range fs.tables(t) {
 				if got := tb.Properties().String(PropCompression); got != c.name {
-					t.Errorf("%s %s: compression property %q, want %q", c.dir, name, got, c.name)
+					t.Errorf("%s %s: compression property %q, want %q", c.dir, tb.Name(), got, c.name)
 				}
 				seen += tb.countCompressed(t, c.ctype)
 			}
@@ -237,18 +250,9 @@ func TestFixtureChecksums(t *testing.T) {
 		{"../../testdata/savepoints/native-rocksdb", checksumXXH3},
 		{"../../testdata/flink-1.20/savepoints/native-rocksdb", checksumCRC32c},
 	} {
-		fs := nativeHandles(t, c.dir)[0]
-		for name := range fs.files {
-			if !strings.HasSuffix(name, ".sst") {
-				continue
-			}
-			r, size, _ := fs.Open(name)
-			tb, err := OpenTable(r, size, name)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, tb := range nativeHandles(t, c.dir)[0].tables(t) {
 			if tb.footer.checksum != c.checksum || tb.FormatVersion() != 5 {
-				t.Errorf("%s %s: checksum %s, format version %d; want %s, 5", c.dir, name,
+				t.Errorf("%s %s: checksum %s, format version %d; want %s, 5", c.dir, tb.Name(),
 					checksumName(tb.footer.checksum), tb.FormatVersion(), checksumName(c.checksum))
 			}
 		}
