@@ -149,6 +149,8 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	}
 	ss := &session{src: sp, m: scratch, opt: opt, fresh: map[string]int64{}, srcMax: map[*metadata.OperatorState]int32{},
 		dryCount: map[*metadata.OperatorState]int{}, report: &Report{Source: sp.Dir, Target: dst, DryRun: true}}
+	defer opt.phase("")
+	opt.phase("validating the steps against %s", sp.Dir)
 	for _, st := range steps {
 		r, err := st.apply(ss)
 		if err != nil {
@@ -166,6 +168,7 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		return ss.report, nil
 	}
 
+	opt.phase("")
 	warnLeftovers(dst, opt.Notes)
 	work, err := decodeAgain(sp)
 	if err != nil {
@@ -195,11 +198,13 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 			return nil, fmt.Errorf("check the source: %w", err)
 		}
 	case !opt.NoVerify:
+		opt.phase("checksumming the source")
 		if s.digest, err = digestOf(sp, readByFirstStep(steps, sp.Metadata)); err != nil {
 			return nil, fmt.Errorf("checksum the source: %w", err)
 		}
 	}
 	for i, st := range steps {
+		opt.phase("step %d/%d: %s", i+1, len(steps), st.Describe())
 		r, err := st.apply(s)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", st.Describe(), err)
@@ -221,6 +226,7 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		testHookBeforeVerify(stage)
 	}
 	if !opt.NoVerify {
+		opt.phase("verifying the output")
 		out, err := savepoint.Open(stage)
 		if err != nil {
 			return nil, fmt.Errorf("verify: re-open the output: %w", err)
@@ -301,6 +307,14 @@ func readByFirstStep(steps []Step, m *metadata.Metadata) map[metadata.OperatorID
 		ids[op.ID] = true
 	}
 	return ids
+}
+
+// phase shows on the progress terminal what the run is doing now, in place of the line before
+// ("" clears it).
+func (o Options) phase(format string, a ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "\r\033[K"+format, a...)
+	}
 }
 
 // testHookBeforeVerify lets a test damage the staging directory before verification.

@@ -150,15 +150,22 @@ func profiled(f func() int) int {
 	return f()
 }
 
+// version and commit are stamped by `make dist` (-ldflags "-X main.version=... -X
+// main.commit=..."); a plain go build or go install leaves them empty and the build info speaks.
+var version, commit string
+
 // buildVersion says which build this is, for bug reports: the module version (a tag when
-// installed with go install ...@vX), the commit it was built from and whether the tree had
-// local changes, and the Go version.
+// installed with go install ...@vX, or what make dist stamped), the commit it was built from and
+// whether the tree had local changes, and the Go version.
 func buildVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
 	v := bi.Main.Version
+	if version != "" {
+		v = version
+	}
 	var rev, modified string
 	for _, s := range bi.Settings {
 		switch s.Key {
@@ -167,6 +174,9 @@ func buildVersion() string {
 		case "vcs.modified":
 			modified = s.Value
 		}
+	}
+	if commit != "" {
+		rev, modified = commit, ""
 	}
 	if rev != "" {
 		if len(rev) > 12 {

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/statecraft/statecraft/internal/english"
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/internal/safeio"
 	"github.com/statecraft/statecraft/migrate"
 )
@@ -25,6 +25,8 @@ func migrateFlags() []cli.Flag {
 		&cli.StringFlag{Name: "link", Value: "hard", Usage: "unchanged state files: hard (hard-link, copy across file systems) or copy"},
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip re-reading the output and comparing entry counts and checksums with the source"},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON report of every step (before/after counts, checksums) to `FILE`"},
+		wideFlag(),
+		quietFlag(),
 	}
 }
 
@@ -309,9 +311,7 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 		}
 	}
 	opt := migrate.Options{Link: link, DryRun: c.Bool("dry-run"), NoVerify: c.Bool("no-verify"), Notes: c.App.ErrWriter}
-	if c.App.ErrWriter == os.Stderr && isTerminal(os.Stderr) {
-		opt.Progress = os.Stderr
-	}
+	opt.Progress = progressOut(c)
 	// A soft limit makes the collector work harder before the heap outgrows what a rescale's
 	// spill budget intends (the target is < 256 MiB RSS whatever the savepoint's size).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(160 << 20))
@@ -327,7 +327,7 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
-	printMigrateReport(c.App.Writer, rep, opt.NoVerify)
+	printMigrateReport(tableOut(c), rep, opt.NoVerify)
 	if reportErr != nil {
 		// The migration succeeded and DST is complete: say so (exit 0), and that the report is missing.
 		fmt.Fprintf(c.App.ErrWriter, "statecraft: warning: the migration succeeded, but the report was not written: %v\n", reportErr)
@@ -358,11 +358,6 @@ func checkWritable(path string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
-}
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func printMigrateReport(w io.Writer, rep *migrate.Report, noVerify bool) {
@@ -397,7 +392,9 @@ func printMigrateReport(w io.Writer, rep *migrate.Report, noVerify bool) {
 			}
 		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	tw := newTable(w, fittable.Column{Header: "operator-name", Short: "name", Elide: true}, fittable.Column{Header: "operator-uid", Short: "uid", Elide: true},
+		fittable.Column{Header: "operator-uid-hash", Short: "uid hash", Drop: 1}, fittable.Column{Header: "parallelism", Short: "par"},
+		fittable.Column{Header: "max-parallelism", Short: "max par"}, fittable.Column{Header: "subtask-states", Short: "subtasks", Drop: 2})
 	fmt.Fprintln(tw, "result:\toperator-name\toperator-uid\toperator-uid-hash\tparallelism\tmax-parallelism\tsubtask-states")
 	for _, r := range rep.Result {
 		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%d\t%d\t%d\n", deref(r.OperatorName), deref(r.OperatorUID), r.OperatorUIDHash, r.Parallelism, r.MaxParallelism, r.SubtaskStateCount)

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/urfave/cli/v2"
 )
@@ -81,7 +81,8 @@ func buildList(p *plan.Plan) listOutput {
 
 func printList(w io.Writer, l listOutput) {
 	if len(l.States) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := newTable(w, fittable.Column{Header: "TYPE", ElideFront: true, MinWidth: 12}, fittable.Column{Header: "STATE", Elide: true},
+			fittable.Column{Header: "DESCRIPTION", Elide: true}, fittable.Column{Header: "INPUT", Drop: 1})
 		fmt.Fprintln(tw, "NODE\tTYPE\tSTATE\tINPUT\tTTL\tHUMAN\tDESCRIPTION")
 		for _, r := range l.States {
 			in := "-"
@@ -98,7 +99,7 @@ func printList(w io.Writer, l listOutput) {
 	}
 	if len(l.StatefulWithoutTTL) > 0 {
 		fmt.Fprintln(w, "\nstateful nodes without a per-operator TTL:")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := newTable(w)
 		for _, r := range l.StatefulWithoutTTL {
 			fmt.Fprintf(tw, "  %d\t%s\t%s\n", r.Node, r.Type, r.Reason)
 		}
@@ -134,6 +135,7 @@ func init() {
 				"(never = 0 ms). Stateful nodes whose TTL cannot be set per operator are listed after.",
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "json", Usage: "print JSON (full descriptions) instead of a table"},
+				wideFlag(),
 			},
 			Action: func(c *cli.Context) error {
 				p, err := readPlan(c, "plan ttl list")
@@ -146,7 +148,7 @@ func init() {
 						return withCode(exitFailure, err)
 					}
 				} else {
-					printList(c.App.Writer, l)
+					printList(tableOut(c), l)
 					printFindings(c.App.ErrWriter, p.File, p.Problems)
 				}
 				if len(p.Problems) > 0 {

@@ -5,10 +5,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/statecraft/statecraft/bridge"
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/ttl"
@@ -63,6 +63,8 @@ func init() {
 				&cli.GenericFlag{Name: "set", Value: sets, Usage: "`SELECTOR=DURATION` (repeatable)"},
 				&cli.StringFlag{Name: "at", Value: "now", Usage: "`TIME` to evaluate at: now, now+DURATION, now-DURATION, RFC 3339 or epoch ms"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				wideFlag(),
+				quietFlag(),
 			),
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
@@ -106,7 +108,10 @@ func init() {
 				if err != nil {
 					return withCode(exitFailure, fmt.Errorf("plan ttl impact: %s: %w", p.File, err))
 				}
+				pl := newProgressLine(progressOut(c), "plan ttl impact")
+				pl.phase("reading the TTL timestamps of every entry of " + sp.Dir)
 				rows, err := bridge.Impact(b, sp, changes, at)
+				pl.done()
 				if err != nil {
 					return withCode(exitFailure, err)
 				}
@@ -122,7 +127,7 @@ func init() {
 					}
 					return nil
 				}
-				return writeImpact(c.App.Writer, sp.Dir, at, rows)
+				return writeImpact(tableOut(c), sp.Dir, at, rows)
 			},
 		}
 	})
@@ -130,7 +135,9 @@ func init() {
 
 func writeImpact(w io.Writer, dir string, at int64, rows []bridge.StateImpact) error {
 	fmt.Fprintf(w, "savepoint %s, evaluated at %s (%d)\n\n", dir, time.UnixMilli(at).UTC().Format(time.RFC3339Nano), at)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, fittable.Column{Header: "PLAN STATE", Elide: true}, fittable.Column{Header: "STATE", Elide: true},
+		fittable.Column{Header: "BYTES", Drop: 2}, fittable.Column{Header: "EXPIRED BYTES", Short: "EXP. BYTES", Drop: 3},
+		fittable.Column{Header: "LAST WRITES (UTC)", Short: "LAST WRITES", Elide: true, MinWidth: 12}, fittable.Column{Header: "TTL", Elide: true, MinWidth: 12})
 	fmt.Fprintln(tw, "NODE\tPLAN STATE\tSTATE\tTTL\tENTRIES\tEXPIRED\tBYTES\tEXPIRED BYTES\tLAST WRITES (UTC)")
 	var notes []string
 	for _, r := range rows {

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/urfave/cli/v2"
 )
@@ -52,7 +52,7 @@ func init() {
 				"'partition' transformations (exchange, partitioner) have no operator and never hold state;\n" +
 				"'maybe' marks transformations that depend on something the plan does not say (the reason is\n" +
 				"shown). 'state' marks the operator that holds the node's state.",
-			Flags: append(uidOptionFlags(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}),
+			Flags: append(uidOptionFlags(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}, wideFlag()),
 			Action: func(c *cli.Context) error {
 				p, err := readPlan(c, "plan uids")
 				if err != nil {
@@ -75,7 +75,7 @@ func init() {
 				if c.Bool("json") {
 					err = encodeJSON(c.App.Writer, out)
 				} else {
-					err = writeUIDsTable(c.App.Writer, out)
+					err = writeUIDsTable(tableOut(c), out)
 				}
 				if err != nil {
 					return withCode(exitFailure, err)
@@ -91,7 +91,8 @@ func init() {
 }
 
 func writeUIDsTable(w io.Writer, out uidsOutput) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, fittable.Column{Header: "TYPE", ElideFront: true, MinWidth: 12}, fittable.Column{Header: "TRANSFORMATION", Short: "TRANSF.", Elide: true, Drop: 1},
+		fittable.Column{Header: "UID", Elide: true}, fittable.Column{Header: "NOTES", Elide: true, MinWidth: 5})
 	fmt.Fprintln(tw, "NODE\tTYPE\tTRANSFORMATION\tUID\tUID HASH\tNOTES")
 	var notes []string
 	for _, n := range out.Nodes {

@@ -5,10 +5,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/statecraft/statecraft/bridge"
 	"github.com/statecraft/statecraft/internal/english"
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/plan"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/urfave/cli/v2"
@@ -42,6 +42,7 @@ func init() {
 				&cli.IntFlag{Name: "max-parallelism", Usage: "the new job's pipeline.max-parallelism, when it sets one (then it must equal the savepoint's)"},
 				&cli.BoolFlag{Name: "allow-non-restored-state", Usage: "the job is submitted with --allowNonRestoredState: unclaimed state is dropped, not an error"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				wideFlag(),
 			),
 			Action: runSavepointCheck,
 		}
@@ -84,7 +85,7 @@ func runSavepointCheck(c *cli.Context) error {
 	if c.Bool("json") {
 		err = encodeJSON(c.App.Writer, out)
 	} else {
-		err = writeCheckText(c.App.Writer, out, len(b.Operators))
+		err = writeCheckText(tableOut(c), out, len(b.Operators))
 	}
 	if err != nil {
 		return withCode(exitFailure, err)
@@ -98,7 +99,8 @@ func runSavepointCheck(c *cli.Context) error {
 func writeCheckText(w io.Writer, out checkOutput, operators int) error {
 	fmt.Fprintf(w, "savepoint %s (checkpoint %d, %s)\nplan      %s (uid format %q, generation %s)\n\n",
 		out.Savepoint, out.CheckpointID, english.Count(operators, "operator"), out.Plan, out.UIDFormat, out.Generation)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, fittable.Column{Header: "TYPE", ElideFront: true, MinWidth: 12}, fittable.Column{Header: "UID", Elide: true},
+		fittable.Column{Header: "STATUS", Elide: true, MinWidth: 12}, fittable.Column{Header: "STATE", Elide: true}, fittable.Column{Header: "SIZE", Drop: 1})
 	fmt.Fprintln(tw, "NODE\tTYPE\tUID\tSTATUS\tSTATE\tMAX PAR\tSIZE")
 	for _, n := range out.Nodes {
 		states, maxPar, size := "-", "-", "-"

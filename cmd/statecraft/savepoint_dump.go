@@ -8,11 +8,11 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/statecraft/statecraft/internal/english"
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/migrate"
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -35,6 +35,8 @@ func init() {
 				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX (the 32-hex-digit operator id)", Required: true},
 				&cli.StringFlag{Name: "state", Usage: "only the state with this name"},
 				&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "jsonl, csv or table"},
+				wideFlag(),
+				quietFlag(),
 			},
 			Action: runSavepointDump,
 		}
@@ -93,10 +95,23 @@ func runSavepointDump(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
-	out := newDumpWriter(c.App.Writer, format)
+	if c.Bool("wide") && format != "table" {
+		return withCode(exitFailure, fmt.Errorf("savepoint dump: --wide is for --format table; jsonl and csv are never cut"))
+	}
+	out := newDumpWriter(tableOut(c), format)
+	var prog io.Writer
+	if !isTerminalWriter(c.App.Writer) {
+		prog = progressOut(c)
+	}
+	pl := newProgressLine(prog, "savepoint dump "+c.String("operator"))
 	records := 0
-	count := func(r dumpRecord) error { records++; return out.write(r) }
-	if err := dumpOperator(sp, op, c.String("state"), count); err != nil {
+	err = dumpOperator(sp, op, c.String("state"), func(r dumpRecord) error {
+		records++
+		pl.add(1)
+		return out.write(r)
+	})
+	pl.done()
+	if err != nil {
 		out.flush()
 		return withCode(exitFailure, fmt.Errorf("savepoint dump: %w", err))
 	}
@@ -257,7 +272,7 @@ type dumpWriter struct {
 	buf    []byte        // jsonl: the record being encoded, reused
 	enc    *json.Encoder
 	csv    *csv.Writer
-	tab    *tabwriter.Writer
+	tab    *fittable.Writer
 	header bool
 	rows   [][]string // table only: kept until flush, so columns that stay empty can be left out
 	err    error
@@ -275,7 +290,10 @@ func newDumpWriter(w io.Writer, format string) *dumpWriter {
 	case "csv":
 		d.csv = csv.NewWriter(w)
 	case "table":
-		d.tab = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		d.tab = newTable(w, fittable.Column{Header: "state", Elide: true}, fittable.Column{Header: "key", Elide: true},
+			fittable.Column{Header: "namespace", Elide: true}, fittable.Column{Header: "userKey", Elide: true},
+			fittable.Column{Header: "value", Elide: true, MinWidth: 16}, fittable.Column{Header: "subtask", Drop: 1},
+			fittable.Column{Header: "keyGroup", Short: "kg"})
 	}
 	return d
 }

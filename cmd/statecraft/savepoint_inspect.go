@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"text/tabwriter"
 
 	"github.com/statecraft/statecraft/internal/english"
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/urfave/cli/v2"
@@ -78,6 +78,7 @@ func init() {
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				&cli.BoolFlag{Name: "csv", Usage: "print the savepoint_metadata rows as CSV"},
 				&cli.BoolFlag{Name: "subtasks", Usage: "also list every subtask's state handles: kind, key-group range, file, size"},
+				wideFlag(),
 			},
 			Action: runSavepointInspect,
 		}
@@ -100,11 +101,14 @@ func runSavepointInspect(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	switch {
+	case c.Bool("json") && c.Bool("wide"), c.Bool("csv") && c.Bool("wide"):
+		err = fmt.Errorf("savepoint inspect: --wide is for the table; --json and --csv are never cut")
 	case c.Bool("json"):
 		err = writeInspectJSON(w, out)
 	case c.Bool("csv"):
 		err = writeInspectCSV(w, out)
 	default:
+		w = tableOut(c)
 		err = writeInspectText(w, out)
 		if err == nil && c.Bool("subtasks") {
 			err = writeSubtasksText(w, out)
@@ -430,7 +434,7 @@ func writeInspectText(w io.Writer, out *inspectOutput) error {
 		fmt.Fprintf(w, "snapshot:   unknown (%s)\n", out.PropertiesError)
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, inspectColumns...)
 	for i, c := range savepoint.MetadataColumns {
 		if i > 0 {
 			fmt.Fprint(tw, "\t")
@@ -464,7 +468,8 @@ func writeInspectText(w io.Writer, out *inspectOutput) error {
 		return nil
 	}
 	fmt.Fprintln(w, "\nstates:")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw = newTable(w, fittable.Column{Header: "operator", Elide: true}, fittable.Column{Header: "state", Elide: true},
+		fittable.Column{Header: "key type", Elide: true}, fittable.Column{Header: "value type", Elide: true})
 	// No backend column: the canonical format is the same for hashmap and RocksDB and records
 	// neither, so the states are listed by what the headers do say.
 	fmt.Fprintln(tw, "operator\tstate\tkind\tkey type\tvalue type\tttl")
@@ -493,4 +498,19 @@ func writeInspectText(w io.Writer, out *inspectOutput) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// inspectColumns says how the savepoint_metadata table gives way on a narrow terminal: Flink's
+// long column names become short ones, the coordinator size, checkpoint id (in the header
+// already) and subtask count are hidden first, names and UIDs are elided.
+var inspectColumns = []fittable.Column{
+	{Header: "checkpoint-id", Short: "ckpt", Drop: 3},
+	{Header: "operator-name", Short: "name", Elide: true},
+	{Header: "operator-uid", Short: "uid", Elide: true},
+	{Header: "operator-uid-hash", Short: "uid hash", Drop: 1},
+	{Header: "operator-parallelism", Short: "par"},
+	{Header: "operator-max-parallelism", Short: "max par"},
+	{Header: "operator-subtask-state-count", Short: "subtasks", Drop: 2},
+	{Header: "operator-coordinator-state-size-in-bytes", Short: "coord bytes", Drop: 4},
+	{Header: "operator-total-size-in-bytes", Short: "bytes"},
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
 
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/statecore/metadata"
 )
 
@@ -125,7 +125,8 @@ func streamWhere(h metadata.StreamHandle) string {
 // writeSubtasksText prints the subtask records of every operator.
 func writeSubtasksText(w io.Writer, out *inspectOutput) error {
 	fmt.Fprintln(w, "\nsubtasks:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w, fittable.Column{Header: "operator", Elide: true}, fittable.Column{Header: "slot", Drop: 1},
+		fittable.Column{Header: "handle", Elide: true}, fittable.Column{Header: "stream", Elide: true, MinWidth: 12})
 	fmt.Fprintln(tw, "operator\tsubtask\tslot\thandle\tkey groups\tstream\tsize")
 	for _, op := range out.Operators {
 		who := op.OperatorUIDHash

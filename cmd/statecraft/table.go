@@ -2,9 +2,58 @@ package main
 
 import (
 	"io"
-	"text/tabwriter"
+	"os"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/statecraft/statecraft/internal/fittable"
 )
 
-// newTable returns the tab writer every table of statecraft is printed through: columns two
-// spaces apart.
-func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+// Tables fit the terminal: on a terminal (or wherever COLUMNS is set, as ps does) a table too
+// wide for it gets short headers, hides its least useful columns and elides long cells (package
+// fittable); --wide prints everything. Piped output without COLUMNS is never cut, and
+// neither are --json and --csv, which do not go through here.
+
+// wideFlag is the --wide flag of every command that prints a table.
+func wideFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "wide", Usage: "print tables at full width even when they are wider than the terminal ($COLUMNS)"}
+}
+
+// tableWriter is the command's stdout with the width its tables must fit (0: no limit).
+type tableWriter struct {
+	io.Writer
+	width int
+}
+
+// tableOut returns where a command prints its tables: stdout, carrying the width to fit.
+func tableOut(c *cli.Context) io.Writer {
+	w := c.App.Writer
+	if c.Bool("wide") {
+		return w
+	}
+	return tableWriter{w, outputWidth(w)}
+}
+
+// outputWidth is $COLUMNS when set, or else the width of the terminal w is, or 0.
+func outputWidth(w io.Writer) int {
+	if s := os.Getenv("COLUMNS"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	if f, ok := w.(*os.File); ok {
+		return fittable.TerminalWidth(f)
+	}
+	return 0
+}
+
+// newTable returns the writer every table is printed through: tab-separated cells, columns two
+// spaces apart, fitted to the width tableOut gave w (none for any other writer).
+func newTable(w io.Writer, cols ...fittable.Column) *fittable.Writer {
+	width := 0
+	if tw, ok := w.(tableWriter); ok {
+		width = tw.width
+	}
+	return fittable.NewWriter(w, width, cols...)
+}
