@@ -52,6 +52,10 @@ type (
 		At        int64                `json:"atMillis"`
 		States    []bridge.StateImpact `json:"states"`
 	}
+	// offsetsJSON is `savepoint offsets --json`.
+	offsetsJSON struct {
+		Sources []offsetsSource `json:"sources"`
+	}
 	// diffUpgradeJSON is `plan diff --json --savepoint`.
 	diffUpgradeJSON = struct {
 		Diff    *plan.DiffReport `json:"diff"`
@@ -69,6 +73,7 @@ var jsonDocs = []jsonDoc{
 	{"plan ttl impact --json", reflect.TypeFor[impactJSON](), ""},
 	{"savepoint inspect --json", reflect.TypeFor[inspectOutput](), ""},
 	{"savepoint check --json", reflect.TypeFor[checkOutput](), ""},
+	{"savepoint offsets --json", reflect.TypeFor[offsetsJSON](), ""},
 	{"savepoint dump --format jsonl (keyed state)", reflect.TypeFor[dumpKeyedLine](), "one JSON object per line; list state: value is the list; values are decoded Java values ({serializer, base64} when unknown)"},
 	{"savepoint dump --format jsonl (timers)", reflect.TypeFor[dumpTimerLine](), "kind is event or processing"},
 	{"savepoint dump --format jsonl (operator state)", reflect.TypeFor[operatorRecord](), "mode is split, union or broadcast; broadcast lines always carry key"},

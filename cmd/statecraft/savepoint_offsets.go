@@ -8,10 +8,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/statecore/sourcestate"
@@ -30,6 +30,7 @@ func init() {
 				&cli.StringFlag{Name: "operator", Usage: "only this source: uid:NAME or hash:HEX"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				&cli.BoolFlag{Name: "csv", Usage: "print the split rows as CSV"},
+				wideFlag(),
 			},
 			Action: runSavepointOffsets,
 		}
@@ -124,7 +125,7 @@ func runSavepointOffsets(c *cli.Context) error {
 	case c.Bool("csv"):
 		err = offsetsCSV(w, out)
 	default:
-		err = offsetsTable(w, out)
+		err = offsetsTable(tableOut(c), out)
 	}
 	if err != nil {
 		return withCode(exitFailure, err)
@@ -224,7 +225,8 @@ func offsetsTable(w io.Writer, out []offsetsSource) error {
 		_, err := fmt.Fprintln(w, "no source operators (no SourceReaderState) in this savepoint")
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w, fittable.Column{Header: "operator", Elide: true}, fittable.Column{Header: "name", Elide: true, Drop: 1},
+		fittable.Column{Header: "connector", Drop: 2}, fittable.Column{Header: "topic", Elide: true}, fittable.Column{Header: "partition", Short: "part"})
 	fmt.Fprintln(tw, strings.Join(offsetsColumns, "\t"))
 	for _, o := range out {
 		for _, s := range o.Splits {

@@ -28,6 +28,7 @@ func wideCommands(t *testing.T) []struct {
 		{[]string{"savepoint", "inspect", "--subtasks", filepath.Join(sp, "keyed-hashmap")}, []string{"savepoint:"}},
 		{[]string{"savepoint", "inspect", filepath.Join(sp, "operator-state")}, []string{"savepoint:"}},
 		{[]string{"plan", "uids", filepath.Join(td, "plans", "join-inner.json")}, nil},
+		{[]string{"savepoint", "offsets", kafkaFixture}, []string{"enumerator of"}},
 		{[]string{"plan", "ttl", "list", filepath.Join(td, "plans", "join-inner.json")}, nil},
 		{[]string{"savepoint", "check", filepath.Join(sp, "sql-group-aggregate"), "--plan", filepath.Join(sp, "sql-group-aggregate.plan.json")}, []string{"savepoint ", "plan "}},
 		{[]string{"savepoint", "dump", filepath.Join(sp, "keyed-hashmap"), "--operator", "uid:int-keyed", "--format", "table"}, nil},
