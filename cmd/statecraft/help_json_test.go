@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 // TestJSONSchemasMatchOutput runs every command that prints JSON on real fixtures and checks
@@ -107,6 +109,29 @@ func TestJSONSchemasMatchOutput(t *testing.T) {
 			t.Errorf("%s is documented but not checked against real output", d.command)
 		}
 	}
+}
+
+// TestJSONDocumentedForEveryCommand: a command with --json (or --report) must have its output
+// in jsonDocs, so that a new command cannot ship without its shape in `statecraft help json`.
+func TestJSONDocumentedForEveryCommand(t *testing.T) {
+	visitCommands(func(path []string, c *cli.Command) {
+		for _, flag := range []string{"json", "report"} {
+			if findFlag(c, flag) == nil {
+				continue
+			}
+			want := strings.Join(path, " ") + " --" + flag
+			if flag == "report" {
+				want = path[0] + " ... --report"
+			}
+			found := false
+			for _, d := range jsonDocs {
+				found = found || strings.HasPrefix(d.command, want)
+			}
+			if !found {
+				t.Errorf("%s: not documented in jsonDocs (statecraft help json)", want)
+			}
+		}
+	})
 }
 
 // TestJSONShapeCheck: the checker itself finds an unknown key, a missing key and a wrong kind.
