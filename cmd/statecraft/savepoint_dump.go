@@ -185,6 +185,24 @@ func dumpOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, state str
 			return err
 		}
 	}
+	has, err := operatorElements(sp, op, state, func(r *operatorRecord) error { return emit(dumpRecord{Operator: r}) })
+	if err != nil {
+		return err
+	}
+	found = found || has
+	if !found {
+		names := stateNames(sp, op)
+		if len(names) == 0 {
+			return fmt.Errorf("--state %q: operator %s has no state", state, opLabel(op))
+		}
+		return fmt.Errorf("--state %q: operator %s has no state of that name (it has %s)", state, opLabel(op), strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// operatorElements emits the operator-state elements of every subtask of op (of the state named
+// state only, when not empty), and says whether a state of that name exists.
+func operatorElements(sp *savepoint.Savepoint, op *metadata.OperatorState, state string, emit func(*operatorRecord) error) (found bool, err error) {
 	for _, st := range op.Subtasks {
 		if st == nil || st.ManagedOperator == nil {
 			continue
@@ -204,33 +222,26 @@ func dumpOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, state str
 		}
 		str, err := sp.OpenStream(oh.Delegate)
 		if err != nil {
-			return fmt.Errorf("operator %s subtask %d operator state: %w", op.ID, st.Index, err)
+			return found, fmt.Errorf("operator %s subtask %d operator state: %w", op.ID, st.Index, err)
 		}
 		os, err := opstate.Open(str, str.Size(), str.Name, oh)
 		if err != nil {
 			str.Close()
-			return err
+			return found, err
 		}
 		idx := st.Index
 		err = os.Read(func(e opstate.Element) error {
 			if state != "" && e.State != state {
 				return nil
 			}
-			return emit(dumpRecord{Operator: &operatorRecord{State: e.State, Mode: e.Mode, Subtask: idx, Index: e.Index, Key: e.Key, Value: e.Value}})
+			return emit(&operatorRecord{State: e.State, Mode: e.Mode, Subtask: idx, Index: e.Index, Key: e.Key, Value: e.Value})
 		})
 		str.Close()
 		if err != nil {
-			return err
+			return found, err
 		}
 	}
-	if !found {
-		names := stateNames(sp, op)
-		if len(names) == 0 {
-			return fmt.Errorf("--state %q: operator %s has no state", state, opLabel(op))
-		}
-		return fmt.Errorf("--state %q: operator %s has no state of that name (it has %s)", state, opLabel(op), strings.Join(names, ", "))
-	}
-	return nil
+	return found, nil
 }
 
 // stateNames lists the keyed states (timers included) and operator states of op, each once, in

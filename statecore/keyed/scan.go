@@ -127,6 +127,15 @@ func CheckRanges(op *metadata.OperatorState) error {
 	return nil
 }
 
+// StreamSize is the size of the stream holding the subtask's header and key-group blocks; 0 for
+// a native RocksDB snapshot, which has no such stream.
+func (s *Subtask) StreamSize() int64 {
+	if s.Native != nil {
+		return 0
+	}
+	return s.size
+}
+
 // blockReader returns a reader of the subtask's key-group blocks.
 func (s *Subtask) blockReader() *BlockReader {
 	return &BlockReader{Name: s.Name, Compressed: s.Header.Compressed, NumStates: len(s.Header.States), PrefixLen: s.Decoder.PrefixLen}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/statecraft/statecraft/internal/english"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/stats"
+)
+
+func init() {
+	register([]string{"savepoint"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "stats",
+			Usage:     "sizes of the state: entries and bytes per operator, state, key group and subtask, skew, and the keys holding the most bytes",
+			ArgsUsage: "PATH (a savepoint directory or its _metadata file)",
+			Description: "Bytes are those of the key-group blocks, uncompressed: an entry counts its key, its value and\n" +
+				"8 bytes of lengths; a state id and a block's end marker count 2. Skew is the largest over the mean.\n" +
+				"A key's bytes are all its entries in a state (every list element, map entry and namespace).",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "operator", Usage: "only this operator: uid:NAME or hash:HEX"},
+				&cli.IntFlag{Name: "top", Value: 10, Usage: "how many keys to list per state, by bytes (0: none)"},
+				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			},
+			Action: runSavepointStats,
+		}
+	})
+}
+
+// statsOperator is one operator of the output: its keyed state measured, and its operator-state
+// elements counted.
+type statsOperator struct {
+	*stats.Operator
+	OperatorStates []statsOperatorState `json:"operatorStates,omitempty"`
+}
+
+type statsOperatorState struct {
+	Name     string `json:"name"`
+	Mode     string `json:"mode"`
+	Elements int64  `json:"elements"`
+}
+
+func runSavepointStats(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return withCode(exitFailure, fmt.Errorf("savepoint stats: want exactly one PATH, got %s", english.Count(c.NArg(), "argument")))
+	}
+	if c.Int("top") < 0 {
+		return withCode(exitFailure, fmt.Errorf("savepoint stats: --top %d: want 0 or more", c.Int("top")))
+	}
+	sp, err := savepoint.Open(c.Args().First())
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	defer sp.Close()
+	ops := sp.Metadata.Operators
+	if sel := c.String("operator"); sel != "" {
+		op, err := findOperator(sp.Metadata, sel)
+		if err != nil {
+			return withCode(exitFailure, fmt.Errorf("savepoint stats: %w", err))
+		}
+		ops = []*metadata.OperatorState{op}
+	}
+	var out []statsOperator
+	for _, op := range ops {
+		so, err := measureOperator(sp, op, c.Int("top"))
+		if err != nil {
+			return withCode(exitFailure, fmt.Errorf("savepoint stats: operator %s: %w", opLabel(op), err))
+		}
+		if so.Entries == 0 && len(so.States) == 0 && len(so.OperatorStates) == 0 {
+			continue
+		}
+		out = append(out, so)
+	}
+	if c.Bool("json") {
+		return encodeJSON(c.App.Writer, struct {
+			Operators []statsOperator `json:"operators"`
+		}{out})
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(c.App.Writer, "no operator has state")
+		return nil
+	}
+	width := terminalWidth(c.App.Writer)
+	for i, o := range out {
+		if i > 0 {
+			fmt.Fprintln(c.App.Writer)
+		}
+		printStats(c.App.Writer, o, width)
+	}
+	return nil
+}
+
+func measureOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, top int) (statsOperator, error) {
+	m, err := stats.Measure(sp, op, top)
+	if err != nil {
+		return statsOperator{}, err
+	}
+	so := statsOperator{Operator: m}
+	idx := map[string]int{}
+	_, err = operatorElements(sp, op, "", func(r *operatorRecord) error {
+		i, ok := idx[r.State]
+		if !ok {
+			i = len(so.OperatorStates)
+			idx[r.State] = i
+			so.OperatorStates = append(so.OperatorStates, statsOperatorState{Name: r.State, Mode: r.Mode})
+		}
+		so.OperatorStates[i].Elements++
+		return nil
+	})
+	return so, err
+}
+
+// terminalWidth is the width charts are drawn to: the terminal's when w is one, else $COLUMNS,
+// else 80.
+func terminalWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if n := ttyColumns(f.Fd()); n > 0 {
+			return n
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 80
+}
+
+func printStats(w io.Writer, o statsOperator, width int) {
+	fmt.Fprintf(w, "operator %s (hash %s), parallelism %d, max parallelism %d\n",
+		statsLabel(o.Operator), o.ID, o.Parallelism, o.MaxParallelism)
+	if len(o.States) > 0 {
+		where := fmt.Sprintf("in key-group blocks (%s stored)", humanBytes(o.StoredBytes))
+		if o.Native {
+			where = "of keys and values (native RocksDB files: no block framing)"
+		}
+		fmt.Fprintf(w, "  %s, %s, %s %s\n\n",
+			english.Count(int(o.Entries), "entry"), english.Count(int(o.DistinctKeys), "distinct key"), humanBytes(o.Bytes), where)
+		t := newTable(w)
+		fmt.Fprintln(t, "  STATE\tKIND\tENTRIES\tKEYS\tKEY BYTES\tVALUE BYTES\tFRAME BYTES\tMEAN VALUE\tMAX VALUE")
+		for _, s := range o.States {
+			fmt.Fprintf(t, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\n", s.Name, s.Kind, s.Entries, s.DistinctKeys,
+				s.KeyBytes, s.ValueBytes, s.FrameBytes, s.MeanValue, s.MaxValue)
+		}
+		t.Flush()
+		fmt.Fprintf(w, "\n  subtasks (skew %.2f, largest over mean)\n", o.Subtasks.Skew)
+		subtaskBars(w, o.Subtasks.All, width)
+		used := 0
+		for _, g := range o.KeyGroups.All {
+			if g.Entries > 0 {
+				used++
+			}
+		}
+		fmt.Fprintf(w, "\n  key groups: %d of %d hold entries (skew %.2f); one column per key group, height by bytes, '.' empty\n",
+			used, len(o.KeyGroups.All), o.KeyGroups.Skew)
+		keyGroupChart(w, o.KeyGroups.All, width)
+		printTopKeys(w, o.States)
+	}
+	if len(o.OperatorStates) > 0 {
+		fmt.Fprintln(w)
+		t := newTable(w)
+		fmt.Fprintln(t, "  OPERATOR STATE\tMODE\tELEMENTS")
+		for _, s := range o.OperatorStates {
+			fmt.Fprintf(t, "  %s\t%s\t%d\n", s.Name, s.Mode, s.Elements)
+		}
+		t.Flush()
+	}
+}
+
+func statsLabel(o *stats.Operator) string {
+	if o.UID != "" {
+		return "uid:" + o.UID
+	}
+	return "hash:" + o.ID
+}
+
+func printTopKeys(w io.Writer, states []*stats.State) {
+	any := false
+	for _, s := range states {
+		any = any || len(s.Top) > 0
+	}
+	if !any {
+		return
+	}
+	fmt.Fprintln(w, "\n  top keys by bytes")
+	t := newTable(w)
+	fmt.Fprintln(t, "  STATE\tKEY\tBYTES\tENTRIES")
+	for _, s := range states {
+		for _, k := range s.Top {
+			fmt.Fprintf(t, "  %s\t%s\t%d\t%d\n", s.Name, k.Key, k.Bytes, k.Entries)
+		}
+	}
+	t.Flush()
+}
+
+// subtaskBars draws one bar per subtask, scaled so that the largest fills what the line leaves.
+func subtaskBars(w io.Writer, gs []stats.Group, width int) {
+	var most int64
+	for _, g := range gs {
+		most = max(most, g.Bytes)
+	}
+	label := len(strconv.Itoa(len(gs) - 1))
+	tail := 0
+	lines := make([]string, len(gs))
+	for i, g := range gs {
+		lines[i] = fmt.Sprintf("%s, %s", humanBytes(g.Bytes), english.Count(int(g.Entries), "entry"))
+		tail = max(tail, len(lines[i]))
+	}
+	room := max(width-2-label-2-2-tail, 1)
+	for i, g := range gs {
+		n := 0
+		if most > 0 {
+			n = int(math.Round(float64(room) * float64(g.Bytes) / float64(most)))
+		}
+		fmt.Fprintf(w, "  %*d  %s%s  %s\n", label, g.Index, strings.Repeat("█", n), strings.Repeat(" ", room-n), lines[i])
+	}
+}
+
+var levels = []rune("▁▂▃▄▅▆▇█")
+
+// keyGroupChart draws one column per key group in rows as wide as the terminal allows, each row
+// labelled with its first key group; a column's height is its bytes over the largest's.
+func keyGroupChart(w io.Writer, gs []stats.Group, width int) {
+	var most int64
+	for _, g := range gs {
+		most = max(most, g.Bytes)
+	}
+	label := len(strconv.Itoa(len(gs) - 1))
+	per := max(width-2-label-2, 8)
+	for start := 0; start < len(gs); start += per {
+		var b strings.Builder
+		for _, g := range gs[start:min(start+per, len(gs))] {
+			switch {
+			case g.Bytes == 0:
+				b.WriteByte('.')
+			default:
+				l := int(float64(len(levels)-1) * float64(g.Bytes) / float64(most))
+				b.WriteRune(levels[l])
+			}
+		}
+		fmt.Fprintf(w, "  %*d  %s\n", label, start, b.String())
+	}
+}
+
+// humanBytes spells n in binary units with one decimal (exact below 1 KiB).
+func humanBytes(n int64) string {
+	if n < 1024 {
+		return english.Count(int(n), "byte")
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
+	f := float64(n)
+	u := -1
+	for f >= 1024 && u < len(units)-1 {
+		f /= 1024
+		u++
+	}
+	return fmt.Sprintf("%.1f %s", f, units[u])
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+)
+
+// statsFixtures are every savepoint Flink wrote for the tests (2.3 and 1.20).
+func statsFixtures(t *testing.T) []string {
+	t.Helper()
+	var dirs []string
+	for _, g := range []string{"../../testdata/savepoints/*/_metadata", "../../testdata/flink-1.20/savepoints/*/_metadata"} {
+		m, _ := filepath.Glob(g)
+		for _, f := range m {
+			dirs = append(dirs, filepath.Dir(f))
+		}
+	}
+	if len(dirs) == 0 {
+		t.Skip("no savepoint fixtures (testdata/oracle/run.sh savepoints)")
+	}
+	return dirs
+}
+
+// TestStatsCountsMatchDump: on every fixture, the entries, distinct keys and operator-state
+// elements stats counts are those of the records `savepoint dump` prints; the bytes of the key
+// groups, subtasks and states add up to one another, and for an uncompressed canonical savepoint
+// to the state files less their headers; each top key's entries are its records in the dump.
+func TestStatsCountsMatchDump(t *testing.T) {
+	for _, dir := range statsFixtures(t) {
+		t.Run(filepath.Base(filepath.Dir(dir))+"/"+filepath.Base(dir), func(t *testing.T) {
+			sp, err := savepoint.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sp.Close()
+			checked := 0
+			for _, op := range sp.Metadata.Operators {
+				got, err := measureOperator(sp, op, 3)
+				if err != nil {
+					t.Fatalf("%s: %v", opLabel(op), err)
+				}
+				// What dump prints, counted the same way.
+				entries := map[string]int64{}
+				keys := map[string]map[string]int64{}
+				opKeys := map[string]bool{}
+				elements := map[string]int64{}
+				err = dumpOperator(sp, op, "", func(r dumpRecord) error {
+					if r.Operator != nil {
+						elements[r.Operator.State]++
+						return nil
+					}
+					k := r.Keyed
+					kj, err := json.Marshal(k.Key)
+					if err != nil {
+						return err
+					}
+					entries[k.State]++
+					if keys[k.State] == nil {
+						keys[k.State] = map[string]int64{}
+					}
+					keys[k.State][string(kj)]++
+					opKeys[string(kj)] = true
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("%s: dump: %v", opLabel(op), err)
+				}
+				var total int64
+				for _, s := range got.States {
+					total += s.Entries
+					if s.Entries != entries[s.Name] {
+						t.Errorf("%s state %s: stats counts %d entries, dump prints %d", opLabel(op), s.Name, s.Entries, entries[s.Name])
+					}
+					if s.DistinctKeys != int64(len(keys[s.Name])) {
+						t.Errorf("%s state %s: stats counts %d distinct keys, dump prints %d", opLabel(op), s.Name, s.DistinctKeys, len(keys[s.Name]))
+					}
+					for i, k := range s.Top {
+						if n := keys[s.Name][string(k.Key)]; n != k.Entries {
+							t.Errorf("%s state %s: top key %s has %d entries, dump prints %d", opLabel(op), s.Name, k.Key, k.Entries, n)
+						}
+						if i > 0 && k.Bytes > s.Top[i-1].Bytes {
+							t.Errorf("%s state %s: top keys out of order: %v", opLabel(op), s.Name, s.Top)
+						}
+					}
+					if want := min(3, len(keys[s.Name])); len(s.Top) != want {
+						t.Errorf("%s state %s: %d top keys, want %d", opLabel(op), s.Name, len(s.Top), want)
+					}
+				}
+				var dumped int64
+				for _, n := range entries {
+					dumped += n
+				}
+				if total != dumped || got.Entries != dumped {
+					t.Errorf("%s: stats counts %d entries (%d by state), dump prints %d", opLabel(op), got.Entries, total, dumped)
+				}
+				if got.DistinctKeys != int64(len(opKeys)) {
+					t.Errorf("%s: stats counts %d distinct keys, dump prints %d", opLabel(op), got.DistinctKeys, len(opKeys))
+				}
+				var gotElems int
+				for _, s := range got.OperatorStates {
+					gotElems++
+					if s.Elements != elements[s.Name] {
+						t.Errorf("%s operator state %s: stats counts %d elements, dump prints %d", opLabel(op), s.Name, s.Elements, elements[s.Name])
+					}
+				}
+				if gotElems != len(elements) {
+					t.Errorf("%s: stats lists %d operator states, dump prints %d", opLabel(op), gotElems, len(elements))
+				}
+				checkStatsBytes(t, sp, got)
+				checked++
+			}
+			if checked == 0 {
+				t.Fatal("no operator checked")
+			}
+		})
+	}
+}
+
+// checkStatsBytes checks that the bytes add up: key groups = subtasks = states + 2 per block =
+// the stored blocks when they are not compressed.
+func checkStatsBytes(t *testing.T, sp *savepoint.Savepoint, o statsOperator) {
+	t.Helper()
+	var kg, sub, st, blocks int64
+	for _, g := range o.KeyGroups.All {
+		kg += g.Bytes
+		if g.Entries > 0 {
+			blocks++
+		}
+	}
+	for _, g := range o.Subtasks.All {
+		sub += g.Bytes
+	}
+	for _, s := range o.States {
+		st += s.Bytes()
+	}
+	if o.Native {
+		blocks = 0
+	}
+	if kg != o.Bytes || sub != o.Bytes || st+2*blocks != o.Bytes {
+		t.Errorf("%s: bytes do not add up: operator %d, key groups %d, subtasks %d, states %d + %d blocks", o.ID, o.Bytes, kg, sub, st, blocks)
+	}
+	if o.Native || o.Entries == 0 {
+		return
+	}
+	op := sp.Metadata.Operators[slices.IndexFunc(sp.Metadata.Operators, func(m *metadata.OperatorState) bool { return m.ID.String() == o.ID })]
+	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	if subs[0].Header.Compressed {
+		if o.StoredBytes <= 0 {
+			t.Errorf("%s: %d bytes stored", o.ID, o.StoredBytes)
+		}
+		return
+	}
+	if o.StoredBytes != o.Bytes {
+		t.Errorf("%s: key groups hold %d bytes, the state files less their headers %d", o.ID, o.Bytes, o.StoredBytes)
+	}
+}
+
+func TestStatsCLI(t *testing.T) {
+	sp := migrateFixture(t, "keyed-hashmap")
+	t.Setenv("COLUMNS", "60")
+	code, out, errOut := runCLI("savepoint", "stats", "--top", "2", sp)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"operator uid:int-keyed", "90 entries, 12 distinct keys", "skew", "top keys by bytes", "_timer_state/event_user-timers"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The charts fit the width: the subtask bars and key-group rows (tables may be wider).
+	for _, l := range strings.Split(out, "\n") {
+		if strings.ContainsAny(l, "█▁▂▃▄▅▆▇") && utf8.RuneCountInString(l) > 60 {
+			t.Errorf("chart line wider than 60 columns: %q", l)
+		}
+	}
+	code, out, errOut = runCLI("savepoint", "stats", "--json", "--operator", "uid:int-keyed", sp)
+	if code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Operators []struct {
+			UID     string `json:"uid"`
+			Entries int64  `json:"entries"`
+			States  []struct {
+				Name string            `json:"name"`
+				Top  []json.RawMessage `json:"topKeys"`
+			} `json:"states"`
+		} `json:"operators"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if len(doc.Operators) != 1 || doc.Operators[0].UID != "int-keyed" || doc.Operators[0].Entries != 90 || len(doc.Operators[0].States[0].Top) != 10 {
+		t.Errorf("--json: %s", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--top", "-1", sp}, "--top -1"},
+		{[]string{"--operator", "uid:nope", sp}, "no such operator"},
+		{[]string{sp, sp}, "want exactly one PATH"},
+		{[]string{filepath.Join(t.TempDir(), "none")}, "none"},
+	} {
+		code, _, errOut := runCLI(append([]string{"savepoint", "stats"}, c.args...)...)
+		if code != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 1 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
