@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -29,6 +28,7 @@ func init() {
 				&cli.StringFlag{Name: "operator", Usage: "only this operator: uid:NAME or hash:HEX"},
 				&cli.IntFlag{Name: "top", Value: 10, Usage: "how many keys to list per state, by bytes (0: none)"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				wideFlag(),
 			},
 			Action: runSavepointStats,
 		}
@@ -40,6 +40,11 @@ func init() {
 type statsOperator struct {
 	*stats.Operator
 	OperatorStates []statsOperatorState `json:"operatorStates,omitempty"`
+}
+
+// statsJSON is `savepoint stats --json`.
+type statsJSON struct {
+	Operators []statsOperator `json:"operators"`
 }
 
 type statsOperatorState struct {
@@ -80,20 +85,23 @@ func runSavepointStats(c *cli.Context) error {
 		out = append(out, so)
 	}
 	if c.Bool("json") {
-		return encodeJSON(c.App.Writer, struct {
-			Operators []statsOperator `json:"operators"`
-		}{out})
+		return encodeJSON(c.App.Writer, statsJSON{out})
 	}
 	if len(out) == 0 {
 		fmt.Fprintln(c.App.Writer, "no operator has state")
 		return nil
 	}
-	width := terminalWidth(c.App.Writer)
+	// Charts are drawn to the terminal's width, or 80 columns when there is none.
+	width := outputWidth(c.App.Writer)
+	if width <= 0 {
+		width = 80
+	}
+	w := tableOut(c)
 	for i, o := range out {
 		if i > 0 {
-			fmt.Fprintln(c.App.Writer)
+			fmt.Fprintln(w)
 		}
-		printStats(c.App.Writer, o, width)
+		printStats(w, o, width)
 	}
 	return nil
 }
@@ -116,20 +124,6 @@ func measureOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, top in
 		return nil
 	})
 	return so, err
-}
-
-// terminalWidth is the width charts are drawn to: the terminal's when w is one, else $COLUMNS,
-// else 80.
-func terminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
-		if n := ttyColumns(f.Fd()); n > 0 {
-			return n
-		}
-	}
-	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
-		return n
-	}
-	return 80
 }
 
 func printStats(w io.Writer, o statsOperator, width int) {
