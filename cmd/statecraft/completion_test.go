@@ -45,11 +45,10 @@ func TestCompleteCandidates(t *testing.T) {
 	}
 }
 
-// installCompletion puts the real binary on PATH as "statecraft" and writes the completion
-// script for shell, returning the script's path and the environment to run the shell in.
-func installCompletion(t *testing.T, shell string) (string, []string) {
+// installCompletion puts bin on PATH as "statecraft" and writes the completion script for
+// shell, returning the script's path and the environment to run the shell in.
+func installCompletion(t *testing.T, bin, shell string) (string, []string) {
 	t.Helper()
-	bin := crashtest.Build(t)
 	dir := t.TempDir()
 	if err := os.Symlink(bin, filepath.Join(dir, "statecraft")); err != nil {
 		t.Fatal(err)
@@ -63,6 +62,14 @@ func installCompletion(t *testing.T, shell string) (string, []string) {
 		t.Fatal(err)
 	}
 	return p, append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestCompletionShells runs the scripts in the shells themselves with the real binary (built
+// once for both): bash as it calls the function at <TAB>, fish through complete -C.
+func TestCompletionShells(t *testing.T) {
+	bin := crashtest.Build(t)
+	t.Run("bash", func(t *testing.T) { completionBash(t, bin) })
+	t.Run("fish", func(t *testing.T) { completionFish(t, bin) })
 }
 
 // TestCompletionScriptsParse: each script is valid for its shell (shells that are not installed
@@ -86,10 +93,10 @@ func TestCompletionScriptsParse(t *testing.T) {
 	}
 }
 
-// TestCompletionBash runs the bash script as bash would at <TAB>, including the word splits bash
+// completionBash runs the bash script as bash would at <TAB>, including the word splits bash
 // makes at ':' and '=', and checks the operator UIDs offered are the fixture's.
-func TestCompletionBash(t *testing.T) {
-	script, env := installCompletion(t, "bash")
+func completionBash(t *testing.T, bin string) {
+	script, env := installCompletion(t, bin, "bash")
 	sp := filepath.Join(crashtest.RepoRoot(), "testdata", "savepoints", "keyed-hashmap")
 	prog := `source "$1"
 t() { COMP_LINE="$1"; COMP_POINT=${#1}; read -r -a COMP_WORDS <<< "$2"; COMP_CWORD=$3
@@ -112,12 +119,12 @@ t "statecraft sa" "statecraft sa" 1
 	}
 }
 
-// TestCompletionFish asks fish itself (complete -C) what it offers.
-func TestCompletionFish(t *testing.T) {
+// completionFish asks fish itself (complete -C) what it offers.
+func completionFish(t *testing.T, bin string) {
 	if _, err := exec.LookPath("fish"); err != nil {
 		t.Skip("fish not installed")
 	}
-	script, env := installCompletion(t, "fish")
+	script, env := installCompletion(t, bin, "fish")
 	sp := filepath.Join(crashtest.RepoRoot(), "testdata", "savepoints", "keyed-hashmap")
 	cmd := exec.Command("fish", "--no-config", "-c", `source $argv[1]; complete -C"statecraft savepoint dump $argv[2] --operator "; complete -C"statecraft plan t"`, script, sp)
 	cmd.Env = env
