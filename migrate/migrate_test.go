@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -171,6 +172,13 @@ func run(t *testing.T, src string, opt Options, steps ...Step) (string, *Report)
 		out.Close()
 		if d, r, i := resultTable(dry.Result), resultTable(rep.Result), resultTable(inspected); d != i || r != i {
 			t.Fatalf("the dry run does not show what the run writes:\ndry run:\n%sreport:\n%sinspect of the output:\n%s", d, r, i)
+		}
+		if !reflect.DeepEqual(dry.Steps, rep.Steps) {
+			for i := range rep.Steps {
+				if !reflect.DeepEqual(dry.Steps[i], rep.Steps[i]) {
+					t.Fatalf("step %d: the dry run reports\n%+v\nthe run\n%+v", i, *dry.Steps[i], *rep.Steps[i])
+				}
+			}
 		}
 	}
 	return dst, rep

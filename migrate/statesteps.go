@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -78,7 +79,7 @@ func (r *RenameState) apply(s *session) (*StepReport, error) {
 		return nil, fmt.Errorf("state %q: the new name is the old one; nothing to rename", r.From)
 	}
 	found := false
-	before, after, _, err := s.editKeyed(op, keyedEdit{header: func(p *headerParts, name string) ([][]byte, []int, error) {
+	before, after, _, err := s.editKeyed(op, keyedEdit{scan: s.opt.DryRun && s.digest == nil, header: func(p *headerParts, name string) ([][]byte, []int, error) {
 		i := p.stateIndex(r.From)
 		if p.stateIndex(r.To) >= 0 {
 			return nil, nil, fmt.Errorf("%s: a state named %q already exists", name, r.To)
@@ -99,6 +100,13 @@ func (r *RenameState) apply(s *session) (*StepReport, error) {
 	}
 	if !found {
 		return nil, fmt.Errorf("operator %s has no keyed state %q", Label(op), r.From)
+	}
+	if c := s.digestCounts(op.ID); c != nil {
+		before, after = c, maps.Clone(c)
+		if n, ok := after[r.From]; ok {
+			delete(after, r.From)
+			after[r.To] = n
+		}
 	}
 	if d := s.digest[op.ID]; d != nil {
 		d.Keyed[r.To] = d.Keyed[r.From]
@@ -128,7 +136,7 @@ func (d *DropState) apply(s *session) (*StepReport, error) {
 		return nil, err
 	}
 	found := false
-	before, after, _, err := s.editKeyed(op, keyedEdit{header: func(p *headerParts, name string) ([][]byte, []int, error) {
+	before, after, _, err := s.editKeyed(op, keyedEdit{scan: s.opt.DryRun && s.digest == nil, header: func(p *headerParts, name string) ([][]byte, []int, error) {
 		var metas [][]byte
 		ids := make([]int, len(p.metas))
 		for i, m := range p.metas {
@@ -147,6 +155,10 @@ func (d *DropState) apply(s *session) (*StepReport, error) {
 	}
 	if !found {
 		return nil, fmt.Errorf("operator %s has no keyed state %q", Label(op), d.State)
+	}
+	if c := s.digestCounts(op.ID); c != nil {
+		before, after = c, maps.Clone(c)
+		delete(after, d.State)
 	}
 	if dg := s.digest[op.ID]; dg != nil {
 		delete(dg.Keyed, d.State)

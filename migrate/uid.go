@@ -108,6 +108,23 @@ func (r *RenameUIDs) apply(s *session) (*StepReport, error) {
 	return rep, nil
 }
 
+// digestCounts returns the entries of each keyed state of id that has any, as the digest holds
+// them after the steps so far (nil without a digest). A state step reports these rather than
+// what it scans, so that a dry run, which leaves the files as they were, reports what the run
+// does: a state an earlier step dropped is not counted again.
+func (s *session) digestCounts(id metadata.OperatorID) map[string]int {
+	if s.digest == nil || s.digest[id] == nil {
+		return nil
+	}
+	out := map[string]int{}
+	for k, v := range s.digest[id].Keyed {
+		if v.Count > 0 {
+			out[k] = int(v.Count)
+		}
+	}
+	return out
+}
+
 // keyedCounts returns the entry count per keyed state the digest holds for id (nil without one).
 func (s *session) keyedCounts(id metadata.OperatorID) map[string]int {
 	if s.digest == nil || s.digest[id] == nil {

@@ -28,13 +28,13 @@ func migrateFixture(t *testing.T, name string) string {
 // `savepoint inspect --csv` prints of the real output.
 func runMigrate(t *testing.T, args []string, dst string, code int, stdout, stderr string) {
 	t.Helper()
-	var dryTable string
+	var dryTable, drySteps string
 	if code == 0 && !slices.Contains(args, "--dry-run") {
 		dcode, dout, derrs := runCLI(append(slices.Clone(args), "--dry-run")...)
 		if dcode != 0 {
 			t.Fatalf("dry run: exit %d\nstdout: %s\nstderr: %s", dcode, dout, derrs)
 		}
-		dryTable = printedResult(t, dout)
+		dryTable, drySteps = printedResult(t, dout), printedSteps(dout)
 	}
 	got, out, errs := runCLI(args...)
 	okErr := strings.Contains(errs, stderr)
@@ -56,6 +56,9 @@ func runMigrate(t *testing.T, args []string, dst string, code int, stdout, stder
 		}
 		if inspected := inspectedResult(t, iout); dryTable != inspected || printedResult(t, out) != inspected {
 			t.Fatalf("the dry run does not show what the run writes:\ndry run:\n%srun:\n%sinspect of the output:\n%s", dryTable, printedResult(t, out), inspected)
+		}
+		if steps := printedSteps(out); drySteps != steps {
+			t.Fatalf("the dry run's steps differ from the run's:\ndry run:\n%s\nrun:\n%s", drySteps, steps)
 		}
 	}
 }
@@ -82,6 +85,13 @@ func printedResult(t *testing.T, stdout string) string {
 		b.WriteString(strings.Join(cols, "|") + "\n")
 	}
 	return b.String()
+}
+
+// printedSteps returns the step lines a migrate command printed (entries per state included).
+func printedSteps(stdout string) string {
+	_, steps, _ := strings.Cut(stdout, "\nstep: ")
+	steps, _, _ = strings.Cut(steps, "\nresult:")
+	return steps
 }
 
 // inspectedResult returns the columns of `savepoint inspect --csv` output that a migrate result
@@ -166,6 +176,7 @@ func TestMigrateCLI(t *testing.T) {
 		{"run the evolve script", []string{"migrate", "run", evolveScript, evolve, "DST"}, 0, "wrote", "", nil},
 		{"rescale down, fewer subtasks", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "64", "--parallelism", "1"}, 0, "entries per subtask [90]", "", nil},
 		{"DST under a file", []string{"migrate", "rescale", src, "EMPTY/out", "--max-parallelism", "256"}, 1, "", "empty.yaml/out: a parent of it is a file, not a directory\n", nil},
+		{"run script, not verified", []string{"migrate", "run", script, src, "DST", "--no-verify"}, 0, "not verified: --no-verify", "", nil},
 		{"run missing script", []string{"migrate", "run", "nope.yaml", src, "DST"}, 1, "", "nope.yaml", nil},
 		{"retype", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "Long"}, 0, "Integer -> Long", "", nil},
 		{"retype refused", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "names", "--to", "Long"}, 1, "", "does not parse", nil},
