@@ -234,7 +234,7 @@ func operatorElements(sp *savepoint.Savepoint, op *metadata.OperatorState, state
 			if state != "" && e.State != state {
 				return nil
 			}
-			return emit(&operatorRecord{State: e.State, Mode: e.Mode, Subtask: idx, Index: e.Index, Key: e.Key, Value: e.Value})
+			return emit(&operatorRecord{State: e.State, Mode: e.Mode, Subtask: idx, Index: e.Index, Key: e.Key, Value: readerSplitValue(e.State, e.Value)})
 		})
 		str.Close()
 		if err != nil {

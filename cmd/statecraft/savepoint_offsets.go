@@ -256,3 +256,35 @@ func offsetsTable(w io.Writer, out []offsetsSource) error {
 	}
 	return nil
 }
+
+// readerSplitValue shows a source reader's split (an element of SourceReaderState) decoded when
+// it is a Kafka split, as savepoint offsets does; anything else is left as the dump found it.
+func readerSplitValue(state string, v any) any {
+	b, ok := v.([]byte)
+	if state != sourcestate.ReaderStateName || !ok {
+		return v
+	}
+	raw, err := sourcestate.ReadVersionedBytes(b, state)
+	if err != nil {
+		return v
+	}
+	k, err := sourcestate.DecodeKafkaSplit(raw.Version, raw.Payload, state)
+	if err != nil {
+		return v
+	}
+	return offsetsSplitValue{SerializerVersion: raw.Version, Connector: sourcestate.ConnectorKafka, Topic: k.Topic, Partition: k.Partition,
+		StartingOffset: k.StartingOffset, Starting: sourcestate.StartingText(k.StartingOffset),
+		StoppingOffset: k.StoppingOffset, Stopping: sourcestate.StoppingText(k.StoppingOffset)}
+}
+
+// offsetsSplitValue is a decoded Kafka split in dump output.
+type offsetsSplitValue struct {
+	SerializerVersion int32  `json:"serializerVersion"`
+	Connector         string `json:"connector"`
+	Topic             string `json:"topic"`
+	Partition         int32  `json:"partition"`
+	StartingOffset    int64  `json:"startingOffset"`
+	Starting          string `json:"starting"`
+	StoppingOffset    int64  `json:"stoppingOffset"`
+	Stopping          string `json:"stopping"`
+}
