@@ -97,6 +97,8 @@ type OperatorChange struct {
 	// EntriesPerSubtask are the keyed entries each subtask of the result holds (rescale only).
 	EntriesPerSubtask []int  `json:"entriesPerSubtask,omitempty"`
 	Note              string `json:"note,omitempty"`
+	// Offsets are a source's splits before and after an offsets step.
+	Offsets []OffsetRow `json:"offsets,omitempty"`
 }
 
 // session is one run's state.
