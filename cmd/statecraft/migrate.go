@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -387,6 +388,13 @@ func printMigrateReport(w io.Writer, rep *migrate.Report, noVerify bool) {
 				fmt.Fprintf(w, " (%s)", o.Note)
 			}
 			fmt.Fprintln(w)
+			for _, r := range o.Offsets {
+				to := r.After
+				if r.NewTopic != "" {
+					to = r.NewTopic + ":" + strconv.Itoa(int(r.Partition)) + " " + to
+				}
+				fmt.Fprintf(w, "    subtask %d  %s:%d  %s -> %s\n", r.Subtask, r.Topic, r.Partition, r.Before, to)
+			}
 			for _, name := range sortedNames(o.EntriesBefore) {
 				fmt.Fprintf(w, "    %-40s %d -> %s\n", name, o.EntriesBefore[name], english.Count(o.EntriesAfter[name], "entry"))
 			}

@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -137,5 +139,47 @@ func TestSavepointDumpDecodesKafkaSplits(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("dump offsets %v, the job read up to %v", got, want)
+	}
+}
+
+func TestMigrateOffsetsCLI(t *testing.T) {
+	dir := t.TempDir()
+	csvFile := filepath.Join(dir, "offsets.csv")
+	os.WriteFile(csvFile, []byte("topic,partition,offset\norders,0,1\npayments,1,3\n"), 0o644)
+	jsonFile := filepath.Join(dir, "offsets.json")
+	os.WriteFile(jsonFile, []byte(`[{"topic":"orders","partition":2,"offset":0}]`), 0o644)
+	dst := filepath.Join(dir, "out")
+	code, out, errs := runCLI("migrate", "offsets", kafkaFixture, dst, "--operator", "uid:kafka-source",
+		"--from-file", csvFile, "--shift", "orders:1=+1", "--drop-topic", "nope")
+	if code != 1 || !strings.Contains(errs, `holds no topic "nope"`) {
+		t.Fatalf("exit %d %q %q", code, out, errs)
+	}
+	code, out, errs = runCLI("migrate", "offsets", kafkaFixture, dst, "--operator", "uid:kafka-source",
+		"--from-file", csvFile, "--shift", "orders:1=+1", "--dry-run")
+	if code != 0 || !strings.Contains(out, "subtask 0  orders:1  3 -> 4") || !strings.Contains(out, "orders:0  2 -> 1") {
+		t.Fatalf("dry run exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(dst); !os.IsNotExist(err) {
+		t.Fatal("a dry run wrote DST")
+	}
+	code, out, errs = runCLI("migrate", "offsets", kafkaFixture, dst, "--operator", "uid:kafka-source", "--from-file", jsonFile)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCLI("savepoint", "offsets", dst, "--csv")
+	if code != 0 || !strings.Contains(out, "orders,2,0,none") || !strings.Contains(out, "orders,1,3,none") {
+		t.Fatalf("after: %s", out)
+	}
+	for _, tc := range []struct{ args, err string }{
+		{"--set orders:x=1", "want TOPIC:PARTITION with a partition number >= 0"},
+		{"--set orders:1=-4", "want an offset >= 0, earliest, latest or committed"},
+		{"--shift orders=5", "want +N or -N"},
+		{"--rename-topic orders=orders", "two different topic names"},
+		{"", "give at least one of --set"},
+	} {
+		args := append([]string{"migrate", "offsets", kafkaFixture, dst + "2", "--operator", "uid:kafka-source"}, strings.Fields(tc.args)...)
+		if code, _, errs := runCLI(args...); code != 1 || !strings.Contains(errs, tc.err) {
+			t.Errorf("%s: exit %d %q, want %q", tc.args, code, errs, tc.err)
+		}
 	}
 }

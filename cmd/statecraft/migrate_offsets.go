@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/statecraft/statecraft/migrate"
+	"github.com/statecraft/statecraft/statecore/sourcestate"
+)
+
+func init() {
+	register([]string{"migrate"}, func() *cli.Command {
+		return &cli.Command{
+			Name:      "offsets",
+			Usage:     "change where a KafkaSource resumes: its readers' splits and its enumerator state together",
+			ArgsUsage: "SRC DST",
+			Description: "Changes (repeatable, combinable; one per partition):\n" +
+				"  --set TOPIC:PARTITION=OFFSET   --set TOPIC=earliest|latest|committed|OFFSET (all partitions)\n" +
+				"  --shift TOPIC[:PARTITION]=+N|-N   --rename-topic OLD=NEW   --drop-topic TOPIC\n" +
+				"  --from-file FILE: CSV (topic,partition,offset) or a JSON list of {topic, partition, offset}\n" +
+				"A change naming a topic or partition the savepoint does not hold is an error listing what it holds.",
+			Flags: append(migrateFlags(),
+				&cli.StringFlag{Name: "operator", Usage: "the source: uid:NAME or hash:HEX", Required: true},
+				&cli.StringSliceFlag{Name: "set", Usage: "TOPIC:PARTITION=OFFSET or TOPIC=earliest|latest|committed|OFFSET"},
+				&cli.StringSliceFlag{Name: "shift", Usage: "TOPIC[:PARTITION]=+N|-N"},
+				&cli.StringSliceFlag{Name: "rename-topic", Usage: "OLD=NEW"},
+				&cli.StringSliceFlag{Name: "drop-topic", Usage: "TOPIC"},
+				&cli.StringFlag{Name: "from-file", Usage: "offsets to set, CSV or JSON (topic, partition, offset)"},
+			),
+			Action: runMigrateOffsets,
+		}
+	})
+}
+
+func runMigrateOffsets(c *cli.Context) error {
+	src, dst, err := migrateArgs(c, "migrate offsets")
+	if err != nil {
+		return err
+	}
+	op, err := migrate.ParseSelector(c.String("operator"))
+	if err != nil {
+		return withCode(exitFailure, fmt.Errorf("migrate offsets: %w", err))
+	}
+	var changes []sourcestate.OffsetChange
+	for _, kind := range []string{"set", "shift", "rename-topic", "drop-topic"} {
+		for _, arg := range c.StringSlice(kind) {
+			ch, err := sourcestate.ParseOffsetChange(kind, arg)
+			if err != nil {
+				return withCode(exitFailure, fmt.Errorf("migrate offsets: %w", err))
+			}
+			changes = append(changes, ch)
+		}
+	}
+	if f := c.String("from-file"); f != "" {
+		more, err := offsetsFromFile(f)
+		if err != nil {
+			return withCode(exitFailure, fmt.Errorf("migrate offsets: --from-file %s: %w", f, err))
+		}
+		changes = append(changes, more...)
+	}
+	if len(changes) == 0 {
+		return withCode(exitFailure, fmt.Errorf("migrate offsets: give at least one of --set, --shift, --rename-topic, --drop-topic, --from-file"))
+	}
+	return runMigration(c, src, dst, []migrate.Step{&migrate.Offsets{Operator: op, Changes: changes}})
+}
+
+// offsetsFromFile reads topic, partition, offset triples: a JSON list of objects, or CSV with an
+// optional header line (as MirrorMaker 2's offset translation is usually exported).
+func offsetsFromFile(p string) ([]sourcestate.OffsetChange, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []sourcestate.OffsetChange
+	add := func(where, topic, part, off string) error {
+		ch, err := sourcestate.ParseOffsetChange("set", topic+":"+part+"="+off)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		out = append(out, ch)
+		return nil
+	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		var rows []struct {
+			Topic     *string `json:"topic"`
+			Partition *int64  `json:"partition"`
+			Offset    *int64  `json:"offset"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(t))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rows); err != nil {
+			return nil, fmt.Errorf("JSON: %w", err)
+		}
+		for i, r := range rows {
+			if r.Topic == nil || r.Partition == nil || r.Offset == nil {
+				return nil, fmt.Errorf("JSON element %d: want topic, partition and offset", i)
+			}
+			if err := add(fmt.Sprintf("JSON element %d", i), *r.Topic, strconv.FormatInt(*r.Partition, 10), strconv.FormatInt(*r.Offset, 10)); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	rd := csv.NewReader(bytes.NewReader(b))
+	rd.FieldsPerRecord = 3
+	rd.TrimLeadingSpace = true
+	recs, err := rd.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("CSV (want topic,partition,offset per line): %w", err)
+	}
+	for i, r := range recs {
+		if i == 0 && strings.EqualFold(r[0], "topic") {
+			continue
+		}
+		if err := add(fmt.Sprintf("CSV line %d", i+1), r[0], r[1], r[2]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
