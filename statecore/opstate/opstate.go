@@ -19,6 +19,12 @@ import (
 // ProxyVersion is OperatorBackendSerializationProxy.VERSION in Flink 2.3.0.
 const ProxyVersion = 6
 
+// MinProxyVersion is the oldest proxy version Flink 2.3.0 restores: version 5 (written before
+// operator-state compression existed, by Flink 1.16) maps to state meta-info format 6, which
+// 2.3.0 reads with the same reader as format 7; it has no compression flag. Versions 1 to 4 map
+// to meta-info formats below 6, which 2.3.0 refuses ("upgrade first to Flink 1.16").
+const MinProxyVersion = 5
+
 // maxStream bounds the operator-state stream this package loads into memory.
 const maxStream = 1 << 30
 
@@ -52,13 +58,17 @@ func (h *Header) Meta(name string) *keyed.StateMeta {
 //	| i32 version (6) | bool compressed | i16 nStates | nStates x       | i16 nBcast  | nBcast x        |
 //	|                 |                 |             | StateMeta       |             | StateMeta       |
 //	+-----------------+-----------------+-------------+-----------------+-------------+-----------------+
+//
+// Version 5 is the same without the compression flag (never compressed).
 func ReadHeader(r *javaio.Reader) (*Header, error) {
 	h := &Header{}
 	h.Version = r.I32("operatorHeader.version")
-	if r.Err() == nil && h.Version != ProxyVersion {
-		r.FailAt(0, "operatorHeader.version", "operator backend serialization proxy version %d, want %d", h.Version, ProxyVersion)
+	if r.Err() == nil && (h.Version < MinProxyVersion || h.Version > ProxyVersion) {
+		r.FailAt(0, "operatorHeader.version", "operator backend serialization proxy version %d, want %d to %d (Flink 1.16 and later; Flink 2.3.0 restores no older operator state)", h.Version, MinProxyVersion, ProxyVersion)
 	}
-	h.Compressed = r.Bool("operatorHeader.compression")
+	if h.Version >= 6 {
+		h.Compressed = r.Bool("operatorHeader.compression")
+	}
 	for _, part := range []struct {
 		name string
 		dst  *[]*keyed.StateMeta
