@@ -75,6 +75,7 @@ var jsonDocs = []jsonDoc{
 	{"savepoint check --json", reflect.TypeFor[checkOutput](), ""},
 	{"savepoint offsets --json", reflect.TypeFor[offsetsJSON](), ""},
 	{"savepoint stats --json", reflect.TypeFor[statsJSON](), "bytes of uncompressed key-group blocks; key: a decoded key"},
+	{"savepoint diff --json", reflect.TypeFor[diffJSON](), "match is id, name, only in A or only in B; samples are decoded (old: A's value, new: B's)"},
 	{"savepoint dump --format jsonl (keyed state)", reflect.TypeFor[dumpKeyedLine](), "one JSON object per line; list state: value is the list; values are decoded Java values ({serializer, base64} when unknown)"},
 	{"savepoint dump --format jsonl (timers)", reflect.TypeFor[dumpTimerLine](), "kind is event or processing"},
 	{"savepoint dump --format jsonl (operator state)", reflect.TypeFor[operatorRecord](), "mode is split, union or broadcast; broadcast lines always carry key"},

@@ -42,6 +42,7 @@ func TestJSONSchemasMatchOutput(t *testing.T) {
 		{"savepoint check --json", []string{"savepoint", "check", "--json", filepath.Join(sp, "sql-group-aggregate"), "--plan", filepath.Join(sp, "sql-group-aggregate.plan.json")}, false},
 		{"savepoint offsets --json", []string{"savepoint", "offsets", "--json", kafkaFixture}, false},
 		{"savepoint stats --json", []string{"savepoint", "stats", "--json", filepath.Join(sp, "keyed-hashmap")}, false},
+		{"savepoint diff --json", []string{"savepoint", "diff", "--json", filepath.Join(sp, "keyed-hashmap"), filepath.Join(sp, "keyed-hashmap")}, false},
 		{"savepoint dump --format jsonl (keyed state)", []string{"savepoint", "dump", filepath.Join(sp, "keyed-ttl-collections"), "--operator", "uid:ttl-collections"}, true},
 		{"savepoint dump --format jsonl (timers)", []string{"savepoint", "dump", filepath.Join(sp, "window-hashmap"), "--operator", "uid:window-agg"}, true},
 		{"savepoint dump --format jsonl (operator state)", []string{"savepoint", "dump", filepath.Join(sp, "operator-state"), "--operator", "uid:buffer-map"}, true},

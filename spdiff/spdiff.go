@@ -1,0 +1,302 @@
+// Package spdiff compares the state of two savepoints: per operator (matched by operator id) and
+// state, the keys only in A, only in B and changed, and what the metadata says differently
+// (UIDs, parallelism, max parallelism, serializers).
+//
+// Entries are compared by what they mean, never by where they are: a keyed entry is identified
+// by its state, decoded key, namespace and map key (timers also by their timestamp), so a rescale
+// that moves every key to another key group or subtask compares equal, and a retype whose values
+// decode to the same numbers compares equal too (the serializer change is reported as metadata).
+// Operator-state elements of split and union lists are compared as a multiset per state (a
+// rescale redistributes them among subtasks), broadcast state by key (every subtask holds a copy).
+//
+// The reading is the caller's (statecraft's dump reader); this package only compares what it is
+// given, so it has no decoder of its own.
+package spdiff
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/statecraft/statecraft/statecore/keyed"
+)
+
+// Record is one decoded entry of one side.
+type Record struct {
+	State string
+	// Kind is the keyed state kind (value, list, map, reducing, aggregating, timer), or split,
+	// union or broadcast for operator state.
+	Kind      string
+	Key       any
+	Namespace any
+	UserKey   any
+	Timestamp int64 // timers
+	Value     any
+	TTL       any
+}
+
+func (r *Record) operator() bool {
+	return r.Kind == "split" || r.Kind == "union" || r.Kind == "broadcast"
+}
+
+// Entry is a sample entry of a difference, decoded.
+type Entry struct {
+	Key       json.RawMessage `json:"key"`
+	Namespace json.RawMessage `json:"namespace,omitempty"`
+	UserKey   json.RawMessage `json:"userKey,omitempty"`
+	Timestamp *int64          `json:"timestamp,omitempty"`
+	Old       json.RawMessage `json:"old,omitempty"`
+	New       json.RawMessage `json:"new,omitempty"`
+}
+
+// StateDiff is the difference of one state.
+type StateDiff struct {
+	Name     string  `json:"name"`
+	Kind     string  `json:"kind"`
+	EntriesA int64   `json:"entriesA"`
+	EntriesB int64   `json:"entriesB"`
+	OnlyA    int64   `json:"onlyInA"`
+	OnlyB    int64   `json:"onlyInB"`
+	Changed  int64   `json:"changed"`
+	OnlyASam []Entry `json:"onlyInASample,omitempty"`
+	OnlyBSam []Entry `json:"onlyInBSample,omitempty"`
+	ChgSam   []Entry `json:"changedSample,omitempty"`
+
+	a     map[string]string // identity -> value, side A, removed as B matches
+	multi map[string]int64  // operator list state: element -> count in A less count in B
+}
+
+// Differs says whether the state's entries differ.
+func (s *StateDiff) Differs() bool { return s.OnlyA+s.OnlyB+s.Changed > 0 }
+
+// Comparison compares the entries of one operator (or one state of it) on both sides.
+type Comparison struct {
+	limit  int
+	states map[string]*StateDiff
+	order  []string
+	buf    []byte
+}
+
+// NewComparison keeps up to limit sample entries of each kind of difference per state.
+func NewComparison(limit int) *Comparison {
+	return &Comparison{limit: limit, states: map[string]*StateDiff{}}
+}
+
+func (c *Comparison) state(r *Record) *StateDiff {
+	s := c.states[r.State]
+	if s == nil {
+		s = &StateDiff{Name: r.State, Kind: r.Kind, a: map[string]string{}, multi: map[string]int64{}}
+		c.states[r.State] = s
+		c.order = append(c.order, r.State)
+	}
+	return s
+}
+
+// identity is what an entry is matched by; value what is compared once matched. Both are JSON
+// arrays, so that they can be shown as they are.
+func (c *Comparison) identity(r *Record) (id, val string, err error) {
+	b := append(c.buf[:0], '[')
+	parts := []any{r.Key, r.Namespace, r.UserKey}
+	if r.Kind == "timer" {
+		parts = append(parts, r.Timestamp)
+	}
+	if r.Kind == "split" || r.Kind == "union" {
+		parts = []any{r.Value} // the element is its own identity
+	}
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = keyed.AppendJSONValue(b, p); err != nil {
+			return "", "", fmt.Errorf("state %s: %w", r.State, err)
+		}
+	}
+	id = string(append(b, ']'))
+	b = append(b[:0], '[')
+	if b, err = keyed.AppendJSONValue(b, r.Value); err != nil {
+		return "", "", fmt.Errorf("state %s: value: %w", r.State, err)
+	}
+	b = append(b, ',')
+	if b, err = keyed.AppendJSONValue(b, r.TTL); err != nil {
+		return "", "", fmt.Errorf("state %s: ttl: %w", r.State, err)
+	}
+	val = string(append(b, ']'))
+	c.buf = b
+	return id, val, nil
+}
+
+// AddA records an entry of side A. All of A must be added before any of B.
+func (c *Comparison) AddA(r Record) error {
+	s := c.state(&r)
+	id, val, err := c.identity(&r)
+	if err != nil {
+		return err
+	}
+	if r.Kind == "split" || r.Kind == "union" {
+		s.EntriesA++
+		s.multi[id]++
+		return nil
+	}
+	if _, dup := s.a[id]; dup && r.Kind == "broadcast" {
+		return nil // the copy of another subtask
+	}
+	s.EntriesA++
+	s.a[id] = val
+	return nil
+}
+
+// AddB compares an entry of side B with side A.
+func (c *Comparison) AddB(r Record, seenB map[string]bool) error {
+	s := c.state(&r)
+	id, val, err := c.identity(&r)
+	if err != nil {
+		return err
+	}
+	if r.Kind == "split" || r.Kind == "union" {
+		s.EntriesB++
+		s.multi[id]--
+		return nil
+	}
+	if r.Kind == "broadcast" {
+		if seenB[r.State+"\x00"+id] {
+			return nil
+		}
+		seenB[r.State+"\x00"+id] = true
+	}
+	s.EntriesB++
+	old, ok := s.a[id]
+	if !ok {
+		s.OnlyB++
+		if len(s.OnlyBSam) < c.limit {
+			s.OnlyBSam = append(s.OnlyBSam, sample(&r, id, "", val))
+		}
+		return nil
+	}
+	delete(s.a, id)
+	if old != val {
+		s.Changed++
+		if len(s.ChgSam) < c.limit {
+			s.ChgSam = append(s.ChgSam, sample(&r, id, old, val))
+		}
+	}
+	return nil
+}
+
+// Finish counts what A has that B lacked and returns the states in the order first seen.
+func (c *Comparison) Finish() []*StateDiff {
+	out := make([]*StateDiff, 0, len(c.order))
+	for _, name := range c.order {
+		s := c.states[name]
+		var left []string
+		for id := range s.a {
+			left = append(left, id)
+		}
+		s.OnlyA += int64(len(left))
+		slices.Sort(left) // the sample must not depend on map order
+		for _, id := range left[:min(len(left), c.limit)] {
+			s.OnlyASam = append(s.OnlyASam, sampleOf(s.Kind, id, s.a[id], ""))
+		}
+		var elems []string
+		for id, n := range s.multi {
+			if n != 0 {
+				elems = append(elems, id)
+			}
+		}
+		slices.Sort(elems)
+		for _, id := range elems {
+			n := s.multi[id]
+			if n > 0 {
+				s.OnlyA += n
+				if len(s.OnlyASam) < c.limit {
+					s.OnlyASam = append(s.OnlyASam, sampleOf(s.Kind, id, "", ""))
+				}
+			} else {
+				s.OnlyB -= n
+				if len(s.OnlyBSam) < c.limit {
+					s.OnlyBSam = append(s.OnlyBSam, sampleOf(s.Kind, id, "", ""))
+				}
+			}
+		}
+		s.a, s.multi = nil, nil
+		out = append(out, s)
+	}
+	return out
+}
+
+func sample(r *Record, id, old, val string) Entry { return sampleOf(r.Kind, id, old, val) }
+
+// sampleOf spells an entry from its identity and values (JSON arrays made by identity).
+func sampleOf(kind, id, old, val string) Entry {
+	var parts []json.RawMessage
+	json.Unmarshal([]byte(id), &parts)
+	var e Entry
+	if kind == "split" || kind == "union" {
+		if len(parts) > 0 {
+			e.Old = parts[0]
+		}
+		return e
+	}
+	get := func(i int) json.RawMessage {
+		if i < len(parts) && string(parts[i]) != "null" {
+			return parts[i]
+		}
+		return nil
+	}
+	e.Key, e.Namespace, e.UserKey = get(0), get(1), get(2)
+	if e.Key == nil {
+		e.Key = json.RawMessage("null")
+	}
+	if kind == "timer" && len(parts) > 3 {
+		var ts int64
+		json.Unmarshal(parts[3], &ts)
+		e.Timestamp = &ts
+	}
+	e.Old, e.New = valueOf(old), valueOf(val)
+	return e
+}
+
+// valueOf is the value of a [value, ttl] array, with the TTL timestamp when there is one.
+func valueOf(v string) json.RawMessage {
+	if v == "" {
+		return nil
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal([]byte(v), &parts) != nil || len(parts) != 2 {
+		return json.RawMessage(v)
+	}
+	if string(parts[1]) == "null" {
+		return parts[0]
+	}
+	return json.RawMessage(fmt.Sprintf(`{"value":%s,"ttlTimestamp":%s}`, parts[0], parts[1]))
+}
+
+// Spell is a one-line rendering of a sample entry for text output.
+func (e Entry) Spell() string {
+	if e.Key == nil {
+		return "element " + string(e.Old) // an operator-state list element
+	}
+	var b strings.Builder
+	b.WriteString("key=")
+	b.Write(e.Key)
+	if e.Namespace != nil {
+		b.WriteString(" namespace=")
+		b.Write(e.Namespace)
+	}
+	if e.UserKey != nil {
+		b.WriteString(" userKey=")
+		b.Write(e.UserKey)
+	}
+	if e.Timestamp != nil {
+		fmt.Fprintf(&b, " timestamp=%d", *e.Timestamp)
+	}
+	switch {
+	case e.Old != nil && e.New != nil:
+		fmt.Fprintf(&b, ": %s -> %s", e.Old, e.New)
+	case e.Old != nil:
+		fmt.Fprintf(&b, ": %s", e.Old)
+	case e.New != nil:
+		fmt.Fprintf(&b, ": %s", e.New)
+	}
+	return b.String()
+}
