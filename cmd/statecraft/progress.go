@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Long-running commands (migrate, savepoint dump, plan ttl impact) show progress on stderr when
+// Long-running commands (migrate, savepoint dump and stats, plan ttl impact) show progress on stderr when
 // it is a terminal, never in a pipe or a log file, and never with --quiet. savepoint dump also
 // stays quiet when stdout is the terminal too: its records are the progress then.
 

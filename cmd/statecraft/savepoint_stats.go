@@ -29,6 +29,7 @@ func init() {
 				&cli.IntFlag{Name: "top", Value: 10, Usage: "how many keys to list per state, by bytes (0: none)"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				wideFlag(),
+				quietFlag(),
 			},
 			Action: runSavepointStats,
 		}
@@ -74,7 +75,9 @@ func runSavepointStats(c *cli.Context) error {
 		ops = []*metadata.OperatorState{op}
 	}
 	var out []statsOperator
-	for _, op := range ops {
+	pl := newProgressLine(progressOut(c), "savepoint stats")
+	for i, op := range ops {
+		pl.phase(fmt.Sprintf("reading operator %d/%d, %s", i+1, len(ops), opLabel(op)))
 		so, err := measureOperator(sp, op, c.Int("top"))
 		if err != nil {
 			return withCode(exitFailure, fmt.Errorf("savepoint stats: operator %s: %w", opLabel(op), err))
@@ -84,6 +87,7 @@ func runSavepointStats(c *cli.Context) error {
 		}
 		out = append(out, so)
 	}
+	pl.done()
 	if c.Bool("json") {
 		return encodeJSON(c.App.Writer, statsJSON{out})
 	}
