@@ -251,6 +251,7 @@ func sampleOf(kind, id, old, val string) Entry {
 		var ts int64
 		json.Unmarshal(parts[3], &ts)
 		e.Timestamp = &ts
+		return e // a timer has no value
 	}
 	e.Old, e.New = valueOf(old), valueOf(val)
 	return e

@@ -51,7 +51,11 @@ type statsJSON struct {
 type statsOperatorState struct {
 	Name     string `json:"name"`
 	Mode     string `json:"mode"`
-	Elements int64  `json:"elements"`
+	Elements int64  `json:"elements"` // as stored: a broadcast state once per subtask
+	// PerCopy is, for broadcast state, the elements of one subtask's copy (what a restore reads).
+	PerCopy int64 `json:"elementsPerCopy,omitempty"`
+
+	first int32 // the subtask whose copy PerCopy counts
 }
 
 func runSavepointStats(c *cli.Context) error {
@@ -122,9 +126,13 @@ func measureOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, top in
 		if !ok {
 			i = len(so.OperatorStates)
 			idx[r.State] = i
-			so.OperatorStates = append(so.OperatorStates, statsOperatorState{Name: r.State, Mode: r.Mode})
+			so.OperatorStates = append(so.OperatorStates, statsOperatorState{Name: r.State, Mode: r.Mode, first: r.Subtask})
 		}
-		so.OperatorStates[i].Elements++
+		os := &so.OperatorStates[i]
+		os.Elements++
+		if r.Mode == "broadcast" && r.Subtask == os.first {
+			os.PerCopy++
+		}
 		return nil
 	})
 	return so, err
@@ -165,7 +173,11 @@ func printStats(w io.Writer, o statsOperator, width int) {
 		t := newTable(w)
 		fmt.Fprintln(t, "  OPERATOR STATE\tMODE\tELEMENTS")
 		for _, s := range o.OperatorStates {
-			fmt.Fprintf(t, "  %s\t%s\t%d\n", s.Name, s.Mode, s.Elements)
+			n := strconv.FormatInt(s.Elements, 10)
+			if s.Mode == "broadcast" {
+				n += fmt.Sprintf(" (%d per subtask's copy)", s.PerCopy)
+			}
+			fmt.Fprintf(t, "  %s\t%s\t%s\n", s.Name, s.Mode, n)
 		}
 		t.Flush()
 	}
