@@ -9,11 +9,15 @@ import (
 // by its timestamp; a list element by itself, as a multiset; broadcast entries once whatever the
 // number of subtask copies), and counted as only in A, only in B or changed.
 func TestComparison(t *testing.T) {
-	v := func(state string, key, val any) Record { return Record{State: state, Kind: "value", Key: key, Value: val} }
+	v := func(state string, key, val any) Record {
+		return Record{State: state, Kind: "value", Key: key, Value: val}
+	}
 	timer := func(key any, ts int64) Record { return Record{State: "t", Kind: "timer", Key: key, Timestamp: ts} }
 	split := func(val any) Record { return Record{State: "l", Kind: "split", Value: val} }
 	bc := func(key, val any) Record { return Record{State: "b", Kind: "broadcast", Key: key, Value: val} }
-	m := func(key, uk, val any) Record { return Record{State: "m", Kind: "map", Key: key, UserKey: uk, Value: val} }
+	m := func(key, uk, val any) Record {
+		return Record{State: "m", Kind: "map", Key: key, UserKey: uk, Value: val}
+	}
 	for _, c := range []struct {
 		name string
 		a, b []Record
