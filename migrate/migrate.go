@@ -158,9 +158,11 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		// steps, when the run has one: the dry run leaves the files as they are, and a later
 		// step must not count what an earlier one dropped. This costs the dry run the run's
 		// read of the source. (Without a digest, --no-verify, both count what they scan.)
+		opt.phase("checksumming the source")
 		if ss.digest, err = DigestOf(sp); err != nil {
 			return nil, fmt.Errorf("checksum the source: %w", err)
 		}
+		opt.phase("validating the steps against %s", sp.Dir)
 	}
 	for _, st := range steps {
 		r, err := st.apply(ss)

@@ -277,7 +277,7 @@ func runMigrateRescale(c *cli.Context) error {
 	if c.Int("max-parallelism") < 1 || c.Int("max-parallelism") > 32768 {
 		return withCode(exitFailure, fmt.Errorf("--max-parallelism %d: want 1..32768", c.Int("max-parallelism")))
 	}
-	if c.Int("parallelism") < 0 || c.Int("parallelism") > c.Int("max-parallelism") {
+	if c.Int("parallelism") < 0 || c.Int("parallelism") > c.Int("max-parallelism") || (c.IsSet("parallelism") && c.Int("parallelism") == 0) {
 		return withCode(exitFailure, fmt.Errorf("--parallelism %d: want 1..%d (the max parallelism)", c.Int("parallelism"), c.Int("max-parallelism")))
 	}
 	for _, o := range c.StringSlice("operator") {

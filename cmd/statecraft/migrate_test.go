@@ -146,6 +146,8 @@ func TestMigrateCLI(t *testing.T) {
 		{"uid nothing", []string{"migrate", "uid", src, "DST"}, 1, "", "at least one", nil},
 		{"rescale", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "256", "--parallelism", "3"}, 0, "entries per subtask [24 30 36]", "", nil},
 		{"rescale bad parallelism", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "8", "--parallelism", "9"}, 1, "", "want 1..8", nil},
+		{"rescale --parallelism 0", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "256", "--parallelism", "0"}, 1, "",
+			"statecraft: migrate rescale: --parallelism 0: want 1..256 (the max parallelism)\n", nil},
 		{"rescale dry run", []string{"migrate", "rescale", src, "DST", "--max-parallelism", "256", "--dry-run"}, 0, "dry run: nothing written", "", func(t *testing.T, dst string) {
 			if _, err := os.Stat(dst); err == nil {
 				t.Error("dry run created DST")

@@ -74,7 +74,7 @@ func upgradeResult(c *cli.Context, oldp, newp *plan.Plan) (v upgradeJSON, sp *sa
 		return v, nil, false, withCode(exitFailure, fmt.Errorf("-o -: the script is printed when -o is not given; -o names a file"))
 	}
 	mp := c.Int("max-parallelism")
-	if mp < 0 || mp > 32768 {
+	if mp < 0 || mp > 32768 || (c.IsSet("max-parallelism") && mp == 0) { // 0 means "not set": it cannot be given
 		return v, nil, false, withCode(exitFailure, fmt.Errorf("--max-parallelism %d: want 1..32768", mp))
 	}
 	opts, err := uidOptions(c)

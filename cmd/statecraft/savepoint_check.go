@@ -56,7 +56,7 @@ func runSavepointCheck(c *cli.Context) error {
 	if c.String("plan") == "" {
 		return withCode(exitFailure, fmt.Errorf("savepoint check: --plan PLAN is required (the compiled plan of the job to restore)"))
 	}
-	if c.Int("max-parallelism") < 0 || c.Int("max-parallelism") > 32768 {
+	if c.Int("max-parallelism") < 0 || c.Int("max-parallelism") > 32768 || (c.IsSet("max-parallelism") && c.Int("max-parallelism") == 0) {
 		return withCode(exitFailure, fmt.Errorf("savepoint check: --max-parallelism %d: want 1..32768", c.Int("max-parallelism")))
 	}
 	opts, err := uidOptions(c)

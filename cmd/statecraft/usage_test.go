@@ -88,6 +88,10 @@ func TestUsageErrors(t *testing.T) {
 		{"upgrade -o - is refused", []string{"plan", "upgrade", up + "/plan.json", up + "/plan.json", "--savepoint", up + "/savepoint", "-o", "-"}, 1, "",
 			"statecraft: plan upgrade: -o -: the script is printed when -o is not given; -o names a file\n"},
 
+		// 0 stands for "not given" in number flags: giving it is a mistake, not the default.
+		{"check --max-parallelism 0", []string{"savepoint", "check", sp, "--plan", plan, "--max-parallelism", "0"}, 1, "",
+			"statecraft: savepoint check: --max-parallelism 0: want 1..32768\n"},
+
 		// savepoint dump of an operator without state, or without the state asked for.
 		{"dump of an operator without state", []string{"savepoint", "dump", sp, "--operator", "uid:source", "--format", "table"}, 0, "",
 			"statecraft: savepoint dump: operator uid:source has no state\n"},
