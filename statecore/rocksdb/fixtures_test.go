@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,8 +47,13 @@ func (f handleFS) bytes(name string) ([]byte, error) {
 	case *metadata.RelativeFileHandle:
 		return os.ReadFile(filepath.Join(f.dir, h.Path))
 	case *metadata.FileHandle:
-		// a savepoint's absolute paths point where Flink wrote it; the file sits beside _metadata
-		return os.ReadFile(filepath.Join(f.dir, filepath.Base(strings.TrimPrefix(h.Path, "file:"))))
+		// Absolute paths point where Flink wrote the snapshot: a savepoint's files sit beside
+		// _metadata, a checkpoint's in its job directory's chk-N/ or shared/ (the parent of dir).
+		p := strings.TrimPrefix(h.Path, "file:")
+		if sub := filepath.Base(filepath.Dir(p)); sub == "shared" || sub == "taskowned" {
+			return os.ReadFile(filepath.Join(f.dir, "..", sub, filepath.Base(p)))
+		}
+		return os.ReadFile(filepath.Join(f.dir, filepath.Base(p)))
 	}
 	return nil, fmt.Errorf("%s: handle %T not supported in tests", name, h)
 }
@@ -325,5 +331,57 @@ func TestFixtureRangeTombstones(t *testing.T) {
 	}
 	if tombstones == 0 || covered == 0 || kept == 0 {
 		t.Errorf("%d tombstones, %d covered keys, %d kept: the fixture should have all three", tombstones, covered, kept)
+	}
+}
+
+// TestFixtureCheckpointChain: in the retained incremental checkpoints Flink wrote, later
+// checkpoints reuse SST files an earlier one uploaded (the same shared file, by path), and every
+// checkpoint's databases open and merge.
+func TestFixtureCheckpointChain(t *testing.T) {
+	job := "../../testdata/checkpoints/native-chain"
+	chks, _ := filepath.Glob(filepath.Join(job, "chk-*"))
+	if len(chks) == 0 {
+		t.Skip("no fixture testdata/checkpoints/native-chain")
+	}
+	sort.Slice(chks, func(i, j int) bool {
+		a, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(chks[i]), "chk-"))
+		b, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(chks[j]), "chk-"))
+		return a < b
+	})
+	usedBy := map[string]int{} // shared file (base name) -> checkpoints referencing it
+	for _, chk := range chks {
+		fss := nativeHandles(t, chk)
+		for _, fs := range fss {
+			for name, h := range fs.files {
+				if fh, ok := h.(*metadata.FileHandle); ok && strings.Contains(fh.Path, "/shared/") && strings.HasSuffix(name, ".sst") {
+					usedBy[filepath.Base(fh.Path)]++
+				}
+			}
+			db, err := Open(fs)
+			if err != nil {
+				t.Fatalf("%s: %v", fs.name, err)
+			}
+			for _, cf := range db.Manifest.ColumnFamilies {
+				it, err := db.Iter(cf, StringAppend(','))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for it.Next() {
+				}
+				if it.Err() != nil {
+					t.Fatalf("%s: %v", fs.name, it.Err())
+				}
+			}
+		}
+	}
+	reused := 0
+	for _, n := range usedBy {
+		if n > 1 {
+			reused++
+		}
+	}
+	t.Logf("%d checkpoints, %d shared SST files, %d of them referenced by more than one checkpoint", len(chks), len(usedBy), reused)
+	if len(chks) < 3 || reused == 0 {
+		t.Errorf("want at least 3 retained checkpoints sharing SST files; have %d checkpoints, %d reused files", len(chks), reused)
 	}
 }

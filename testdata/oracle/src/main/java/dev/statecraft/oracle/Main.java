@@ -21,6 +21,7 @@ public final class Main {
         COMMANDS.put("sql-savepoint", "dev.statecraft.oracle.plans.SqlSavepoint");
         COMMANDS.put("savepoints", "dev.statecraft.oracle.savepoints.SavepointJobs");
         COMMANDS.put("expect", "dev.statecraft.oracle.savepoints.Expect");
+        COMMANDS.put("native-checkpoints", "dev.statecraft.oracle.savepoints.NativeCheckpoints");
         COMMANDS.put("judge-savepoint", "dev.statecraft.oracle.savepoints.SavepointJudge");
         COMMANDS.put("judge-selftest", "dev.statecraft.oracle.savepoints.JudgeSelfTest");
         COMMANDS.put("judge-evolve-selftest", "dev.statecraft.oracle.savepoints.EvolveSelfTest");

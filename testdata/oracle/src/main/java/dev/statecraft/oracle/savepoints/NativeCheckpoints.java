@@ -1,0 +1,147 @@
+package dev.statecraft.oracle.savepoints;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.source.legacy.SourceFunction;
+
+import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.common.SavepointDirs;
+
+/**
+ * {@code native-checkpoints OUTDIR}: the keyed job with the RocksDB backend and incremental
+ * checkpoints, its 40 records emitted in 4 batches with two completed checkpoints after each, so
+ * that later checkpoints reuse the SST files earlier ones uploaded to shared/. The last 3
+ * checkpoints are retained (on cancellation too). The job's checkpoint directory becomes
+ * OUTDIR/native-chain/ (chk-N/, shared/, taskowned/: _metadata keeps the absolute paths of where
+ * Flink wrote it), and OUTDIR/native-chain.expect.json is what the State Processor API reads from
+ * the latest checkpoint (read before the move, at the paths the metadata names).
+ */
+public final class NativeCheckpoints {
+    private NativeCheckpoints() {}
+
+    static final int BATCHES = 4;
+    static final AtomicLong COMPLETED = new AtomicLong();
+    static final AtomicBoolean DONE = new AtomicBoolean();
+
+    public static int run(String[] args) throws Exception {
+        if (args.length != 1) {
+            System.err.println("usage: native-checkpoints OUTDIR");
+            return 2;
+        }
+        Path out = Paths.get(args[0]).toAbsolutePath();
+        Files.createDirectories(out);
+        Path tmp = Files.createTempDirectory(out, ".tmp-native-chain");
+        try {
+            make(out, tmp);
+        } finally {
+            SavepointDirs.deleteTree(tmp);
+        }
+        return 0;
+    }
+
+    static void make(Path out, Path tmp) throws Exception {
+        Configuration conf = new Configuration();
+        conf.setString("state.backend.type", "rocksdb");
+        conf.setString("execution.checkpointing.incremental", "true");
+        conf.setString("execution.checkpointing.storage", "filesystem");
+        conf.setString("execution.checkpointing.dir", tmp.resolve("checkpoints").toUri().toString());
+        conf.setString("execution.checkpointing.interval", "200ms");
+        conf.setString("execution.checkpointing.num-retained", "3");
+        conf.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+        // Every SST a file in shared/ (the default would inline these small ones in _metadata).
+        conf.setString("execution.checkpointing.data-inline-threshold", "0b");
+        conf.setString("taskmanager.numberOfTaskSlots", "4");
+        conf.setString("rest.bind-port", "0");
+        conf.setString("pipeline.max-parallelism", "128");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
+        env.setMaxParallelism(128);
+
+        FixtureFunctions.PROCESSED.set(0);
+        COMPLETED.set(0);
+        DONE.set(false);
+        env.addSource(new BatchSource(), "batch-source", Types.LONG).uid("source").setParallelism(1)
+                .keyBy(i -> (int) (i % 12), Types.INT).process(new FixtureFunctions.IntKeyed()).returns(Types.LONG)
+                .uid("int-keyed").name("int-keyed");
+        JobClient client = env.executeAsync("statecraft-native-chain");
+        String job = client.getJobID().toString();
+        try {
+            long deadline = System.currentTimeMillis() + 300_000;
+            while (!DONE.get() || FixtureFunctions.PROCESSED.get() < SavepointJobs.RECORDS) {
+                if (System.currentTimeMillis() > deadline) throw new IllegalStateException("native-chain: not done in 300 s");
+                JobStatus st = client.getJobStatus().get();
+                if (st.isGloballyTerminalState()) throw new IllegalStateException("native-chain: job ended early: " + st);
+                Thread.sleep(50);
+            }
+        } finally {
+            try {
+                client.cancel().get();
+                client.getJobExecutionResult().get();
+            } catch (Exception ignored) {
+                // cancelled on purpose
+            }
+        }
+        Path jobDir = tmp.resolve("checkpoints").resolve(job);
+        Path latest;
+        try (Stream<Path> s = Files.list(jobDir)) {
+            List<Path> chks = s.filter(p -> p.getFileName().toString().matches("chk-\\d+"))
+                    .filter(p -> Files.isRegularFile(p.resolve("_metadata")))
+                    .sorted(Comparator.comparingLong(p -> Long.parseLong(p.getFileName().toString().substring(4))))
+                    .toList();
+            if (chks.size() < 3) throw new IllegalStateException("native-chain: " + chks.size() + " complete checkpoints retained, want 3");
+            latest = chks.get(chks.size() - 1);
+        }
+        SavepointJobs.Fixture f = new SavepointJobs.Fixture("native-chain", "keyed", "rocksdb", false, true, false, 2, 128);
+        ObjectNode desc = SavepointJobs.describe(f, latest.toString());
+        ObjectNode expectation = StateDump.dump(latest.toString(), desc);
+        expectation.put("checkpoint", latest.getFileName().toString());
+        Path dst = out.resolve("native-chain");
+        SavepointDirs.deleteTree(dst);
+        Files.move(jobDir, dst);
+        Json.write(out.resolve("native-chain.expect.json"), expectation);
+        System.out.println("native-chain\t" + jobDir + " -> " + dst + ", latest " + latest.getFileName());
+    }
+
+    /** Emits records 0..39 in BATCHES batches; after each it waits for two more completed
+     *  checkpoints, so the second one holds the whole batch. */
+    static final class BatchSource implements SourceFunction<Long>, CheckpointListener {
+        private volatile boolean running = true;
+
+        @Override
+        public void run(SourceContext<Long> ctx) throws Exception {
+            int per = SavepointJobs.RECORDS / BATCHES;
+            for (int b = 0; b < BATCHES && running; b++) {
+                synchronized (ctx.getCheckpointLock()) {
+                    for (int i = b * per; i < (b + 1) * per; i++) ctx.collect((long) i);
+                }
+                long target = COMPLETED.get() + 2;
+                while (running && COMPLETED.get() < target) Thread.sleep(20);
+            }
+            DONE.set(true);
+            while (running) Thread.sleep(20);
+        }
+
+        @Override
+        public void cancel() {
+            running = false;
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) {
+            COMPLETED.incrementAndGet();
+        }
+    }
+}
