@@ -391,3 +391,17 @@ func TestDumpCLI(t *testing.T) {
 		})
 	}
 }
+
+// TestDumpCheckpointMatchesOracle: `savepoint dump` of a job's retained incremental RocksDB
+// checkpoint directory (opened at its latest complete chk-N, its absolute paths mapped onto where
+// the directory is now) equals the State Processor API's reading of that checkpoint.
+func TestDumpCheckpointMatchesOracle(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "checkpoints", "native-chain")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("fixture: %v", err)
+	}
+	exp := readDumpExpectation(t, dir+".expect.json")
+	for _, p := range compareDump(t, dir, exp) {
+		t.Error(p)
+	}
+}

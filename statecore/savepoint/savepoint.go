@@ -100,6 +100,16 @@ func OpenWith(ctx context.Context, p string, opt Options) (*Savepoint, error) {
 		}
 		if !fi.IsDir() {
 			dir, name = loc.Dir()
+		} else if _, err := os.Stat(filepath.Join(loc.Path, name)); err != nil {
+			// A job's checkpoint directory: its latest complete chk-N (see checkpoint.go).
+			if chk, found, err := LatestCheckpoint(loc.Path); found {
+				if err != nil {
+					return nil, fmt.Errorf("open savepoint: %w", err)
+				}
+				if dir, err = storage.Parse(chk); err != nil {
+					return nil, fmt.Errorf("open savepoint: %w", err)
+				}
+			}
 		}
 	} else if d, base := loc.Dir(); base == MetadataFileName {
 		dir = d
@@ -131,6 +141,11 @@ func OpenWith(ctx context.Context, p string, opt Options) (*Savepoint, error) {
 		return nil, err
 	}
 	s.Metadata = m
+	if dir.Kind == storage.Local {
+		if pm, ok := checkpointMapping(dir.Path, m); ok {
+			s.opt.PathMap = append(append([]PathMapping(nil), s.opt.PathMap...), pm)
+		}
+	}
 	return s, nil
 }
 
