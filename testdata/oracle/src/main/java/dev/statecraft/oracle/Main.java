@@ -34,6 +34,7 @@ public final class Main {
         COMMANDS.put("upgrade-fixture", "dev.statecraft.oracle.bridge.UpgradeFixture");
         COMMANDS.put("judge-restore", "dev.statecraft.oracle.bridge.JudgeRestore");
         COMMANDS.put("kafka-savepoint", "dev.statecraft.oracle.sources.KafkaSavepoint");
+        COMMANDS.put("kafka-judge", "dev.statecraft.oracle.sources.KafkaJudge");
     }
 
     public static void main(String[] args) throws Exception {

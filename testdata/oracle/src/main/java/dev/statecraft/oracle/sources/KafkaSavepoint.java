@@ -70,6 +70,8 @@ public final class KafkaSavepoint {
 
     /** Next offset to read per "topic:partition", filled inside the MiniCluster (same JVM). */
     static final Map<String, Long> NEXT = new ConcurrentHashMap<>();
+    /** First offset read per "topic:partition" (the judge's evidence of where a restore resumed). */
+    static final Map<String, Long> FIRST = new ConcurrentHashMap<>();
     static final AtomicLong READ = new AtomicLong();
 
     public static int run(String[] args) throws Exception {
@@ -115,11 +117,7 @@ public final class KafkaSavepoint {
                 .setStartingOffsets(OffsetsInitializer.earliest())
                 .setDeserializer(new Position())
                 .build();
-        NEXT.clear();
-        READ.set(0);
-        env.fromSource(source, WatermarkStrategy.noWatermarks(), "kafka-source").uid(UID)
-                .map(new Note()).returns(Types.STRING).uid("note").name("note")
-                .sinkTo(new DiscardingSink<>()).uid("discard").name("discard");
+        pipeline(env, source);
         JobClient client = env.executeAsync("statecraft-kafka-fixture");
         try {
             long deadline = System.currentTimeMillis() + 180_000;
@@ -144,6 +142,16 @@ public final class KafkaSavepoint {
         }
     }
 
+    /** The fixture job's operators (the judge restores the same pipeline); resets the counters. */
+    static void pipeline(StreamExecutionEnvironment env, KafkaSource<String> source) {
+        NEXT.clear();
+        FIRST.clear();
+        READ.set(0);
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "kafka-source").uid(UID)
+                .map(new Note()).returns(Types.STRING).uid("note").name("note")
+                .sinkTo(new DiscardingSink<>()).uid("discard").name("discard");
+    }
+
     /** Emits "topic:partition:offset" for each record, so the job knows where it stands. */
     static final class Position implements KafkaRecordDeserializationSchema<String> {
         @Override
@@ -161,7 +169,9 @@ public final class KafkaSavepoint {
         @Override
         public String map(String v) {
             int i = v.lastIndexOf(':');
-            NEXT.merge(v.substring(0, i), Long.parseLong(v.substring(i + 1)) + 1, Math::max);
+            long off = Long.parseLong(v.substring(i + 1));
+            NEXT.merge(v.substring(0, i), off + 1, Math::max);
+            FIRST.merge(v.substring(0, i), off, Math::min);
             READ.incrementAndGet();
             return v;
         }
