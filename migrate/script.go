@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/statecraft/statecraft/statecore/sourcestate"
 )
 
 // ParseScript reads a migration script: a YAML document with a list of steps, applied in order.
@@ -68,6 +70,7 @@ var stepFields = map[string][]string{
 	"rename-state":  {"*operator", "*from", "*to"},
 	"drop-state":    {"*operator", "*state"},
 	"drop-operator": {"*operator"},
+	"offsets":       {"*operator", "set", "shift", "rename-topic", "drop-topic"},
 }
 
 type stepSpec struct {
@@ -84,6 +87,10 @@ type stepSpec struct {
 	DropField      yaml.Node                   `yaml:"drop-field"`
 	AddField       yaml.Node                   `yaml:"add-field"`
 	Class          string                      `yaml:"class"`
+	Set            yaml.Node                   `yaml:"set"`
+	Shift          yaml.Node                   `yaml:"shift"`
+	RenameTopic    yaml.Node                   `yaml:"rename-topic"`
+	DropTopic      yaml.Node                   `yaml:"drop-topic"`
 }
 
 func parseStep(n *yaml.Node) (Step, error) {
@@ -172,6 +179,8 @@ func parseStep(n *yaml.Node) (Step, error) {
 		return &RenameState{Operator: op, From: sp.From, To: sp.To}, nil
 	case "drop-state":
 		return &DropState{Operator: op, State: sp.State}, nil
+	case "offsets":
+		return offsetsStep(op, &sp)
 	default:
 		return &DropOperator{Operator: op}, nil
 	}
@@ -253,4 +262,33 @@ func addFields(n *yaml.Node) ([]AddField, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// offsetsStep reads an offsets step: each of set, shift, rename-topic and drop-topic is one
+// value or a list of them, in the command line's forms.
+func offsetsStep(op Selector, sp *stepSpec) (Step, error) {
+	st := &Offsets{Operator: op}
+	for _, f := range []struct {
+		kind string
+		n    *yaml.Node
+	}{{"set", &sp.Set}, {"shift", &sp.Shift}, {"rename-topic", &sp.RenameTopic}, {"drop-topic", &sp.DropTopic}} {
+		items, ok := oneOrList(f.n, yaml.ScalarNode)
+		if !ok {
+			return nil, fmt.Errorf("line %d: offsets: %s: want a value or a list of them", f.n.Line, f.kind)
+		}
+		for _, it := range items {
+			if it.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: offsets: %s: want a value or a list of them", it.Line, f.kind)
+			}
+			c, err := sourcestate.ParseOffsetChange(f.kind, it.Value)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: offsets: %w", it.Line, err)
+			}
+			st.Changes = append(st.Changes, c)
+		}
+	}
+	if len(st.Changes) == 0 {
+		return nil, fmt.Errorf("offsets %s: give at least one of set, shift, rename-topic, drop-topic", op)
+	}
+	return st, nil
 }

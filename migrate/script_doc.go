@@ -38,6 +38,13 @@ steps:
   - rename-state: {operator: "uid:counter", from: seen, to: seen-v2}
   - drop-state: {operator: "uid:counter", state: names}
   - drop-operator: {operator: "uid:legacy"}
+  # a KafkaSource's positions: readers' splits and enumerator state together (one value or a list each)
+  - offsets:
+      operator: "uid:kafka-source"
+      set: ["orders:0=42", "payments=earliest"]   # TOPIC:PARTITION=OFFSET, TOPIC=earliest|latest|committed|OFFSET
+      shift: "orders:1=-10"                       # TOPIC[:PARTITION]=+N|-N
+      rename-topic: "clicks=mm.clicks"            # OLD=NEW, offsets carried over
+      drop-topic: legacy-topic                     # its splits and the enumerator's record of it
 `
 
 // StepKinds returns the step kinds a script may use, sorted.
