@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +49,9 @@ type Options struct {
 	Progress io.Writer
 	// Notes receives warnings that do not stop the run, such as leftovers of killed runs.
 	Notes io.Writer
+	// CleanPartial removes, before the run, the objects an interrupted run to the same
+	// object-store DST listed in its .statecraft-partial (never a DST holding _metadata).
+	CleanPartial bool
 	// SpillBudget bounds the bytes of entries a rescale holds in memory at once (0: 64 MiB).
 	SpillBudget int64
 }
@@ -70,6 +74,7 @@ type Report struct {
 	// Result is the savepoint_metadata rows of the output (of what it would be, in a dry run).
 	// In a dry run, sizes of rescaled operators are those of the source.
 	Result  []savepoint.MetadataRow `json:"result"`
+	// Linked counts hard links, or server-side copies on an object store.
 	Linked  int                     `json:"filesLinked"`
 	Copied  int                     `json:"filesCopied"`
 	Written int                     `json:"filesWritten"`
@@ -117,6 +122,9 @@ type session struct {
 	// result rows are the real run's.
 	dryCount map[*metadata.OperatorState]int
 	report   *Report
+	// remote is the object-store destination (nil for a local DST): finish lists unchanged
+	// files as copies instead of bringing them into the stage, and publish uploads.
+	remote *remote
 }
 
 // Run migrates the savepoint at src into the new directory dst with steps.
@@ -128,20 +136,29 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
-	if dstLoc.Kind != storage.Local {
-		return nil, fmt.Errorf("output %s: migrations write to local directories only so far (an object-store destination is not implemented yet); migrate to a local directory and upload it", dstLoc)
+	if opt.CleanPartial && dstLoc.Kind == storage.Local {
+		return nil, fmt.Errorf("--clean-partial applies to an object-store output; %s is a local directory (a killed local run leaves %s%s* directories beside it, never inside)", dst, filepath.Base(dst), stageInfix)
 	}
+	ctx := context.Background()
 	sp, err := savepoint.Open(src)
 	if err != nil {
 		return nil, err
 	}
 	defer sp.Close()
-	dst, err = filepath.Abs(dstLoc.Path)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkTarget(sp.Dir, dst); err != nil {
-		return nil, err
+	var rem *remote
+	if dstLoc.Kind != storage.Local {
+		if rem, err = openRemoteTarget(ctx, dstLoc, sp, opt.CleanPartial && !opt.DryRun, opt.Notes); err != nil {
+			return nil, err
+		}
+		defer rem.close()
+		dst = dstLoc.String()
+	} else {
+		if dst, err = filepath.Abs(dstLoc.Path); err != nil {
+			return nil, err
+		}
+		if err := checkTarget(sp.Dir, dst); err != nil {
+			return nil, err
+		}
 	}
 	// A scratch run on a second copy of the metadata validates every step (selectors, targets,
 	// key types) before anything is written.
@@ -182,26 +199,35 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	}
 
 	opt.phase("")
-	warnLeftovers(dst, opt.Notes)
 	work, err := decodeAgain(sp)
 	if err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(filepath.Dir(dst), filepath.Base(dst)+stageInfix)
-	if err != nil {
-		return nil, fmt.Errorf("create staging directory next to %s: %w", dst, err)
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(stage)
+	var stage string
+	if rem != nil {
+		// The new files are staged on the local disk and uploaded from there; the stage is
+		// never the result, so it always goes.
+		if stage, err = os.MkdirTemp("", "statecraft-stage-"); err != nil {
+			return nil, fmt.Errorf("create a local staging directory: %w", err)
 		}
-	}()
+		defer os.RemoveAll(stage)
+	} else {
+		warnLeftovers(dst, opt.Notes)
+		if stage, err = os.MkdirTemp(filepath.Dir(dst), filepath.Base(dst)+stageInfix); err != nil {
+			return nil, fmt.Errorf("create staging directory next to %s: %w", dst, err)
+		}
+		defer func() {
+			if err != nil {
+				os.RemoveAll(stage)
+			}
+		}()
+	}
 	// MkdirTemp makes the directory private; a savepoint directory is as readable as any other.
 	if err = os.Chmod(stage, 0o755); err != nil {
 		return nil, err
 	}
 	s := &session{src: sp, m: work, stage: stage, opt: opt, fresh: map[string]int64{},
-		report: &Report{Source: sp.Dir, Target: dst}}
+		report: &Report{Source: sp.Dir, Target: dst}, remote: rem}
 	// Runs that keep every state byte (UID renames) are verified by file identity instead of
 	// digests (see verifyUnchanged), so the source is not read for them.
 	byIdentity := !opt.NoVerify && keepsStateBytes(steps)
@@ -238,29 +264,36 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	if testHookBeforeVerify != nil {
 		testHookBeforeVerify(stage)
 	}
+	if rem != nil {
+		data, err := os.ReadFile(filepath.Join(stage, savepoint.MetadataFileName))
+		if err != nil {
+			return nil, err
+		}
+		var verify func(out *savepoint.Savepoint) error
+		if !opt.NoVerify {
+			verify = func(out *savepoint.Savepoint) error { return s.verifyOutput(out, byIdentity) }
+		}
+		if err := s.publish(ctx, data, verify); err != nil {
+			if s.report.Verify != nil {
+				return s.report, err
+			}
+			return nil, err
+		}
+		return s.report, nil
+	}
 	if !opt.NoVerify {
 		opt.phase("verifying the output")
 		out, err := savepoint.Open(stage)
 		if err != nil {
 			return nil, fmt.Errorf("verify: re-open the output: %w", err)
 		}
-		var rows []VerifyRow
-		var diff string
-		if byIdentity {
-			rows, diff, err = verifyUnchanged(sp, s.m, out)
-		} else {
-			var got Digest
-			if got, err = DigestOf(out); err == nil {
-				rows, diff = Compare(s.digest, got)
-			}
-		}
+		err = s.verifyOutput(out, byIdentity)
 		out.Close()
 		if err != nil {
-			return nil, fmt.Errorf("verify: read the output back: %w", err)
-		}
-		s.report.Verify = rows
-		if diff != "" {
-			return s.report, fmt.Errorf("verify: the output does not hold what the source promised, output removed: %s", diff)
+			if s.report.Verify != nil {
+				return s.report, err
+			}
+			return nil, err
 		}
 	}
 	// Go's os.Rename refuses to replace a directory; an empty DST (checked at the start) is
@@ -328,6 +361,31 @@ func (o Options) phase(format string, a ...any) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "\r\033[K"+format, a...)
 	}
+}
+
+// verifyOutput re-reads the output and compares it with what the source promised: digests of
+// every entry, or for a run that keeps every state byte, file identity (verifyUnchanged). The
+// rows go into the report; it is set only when the output could be read.
+func (s *session) verifyOutput(out *savepoint.Savepoint, byIdentity bool) error {
+	var rows []VerifyRow
+	var diff string
+	var err error
+	if byIdentity {
+		rows, diff, err = verifyUnchanged(s.src, s.m, out)
+	} else {
+		var got Digest
+		if got, err = DigestOf(out); err == nil {
+			rows, diff = Compare(s.digest, got)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("verify: read the output back: %w", err)
+	}
+	s.report.Verify = rows
+	if diff != "" {
+		return fmt.Errorf("verify: the output does not hold what the source promised, output removed: %s", diff)
+	}
+	return nil
 }
 
 // testHookBeforeVerify lets a test damage the staging directory before verification.
@@ -439,7 +497,9 @@ func (s *session) finish() error {
 		}
 		if _, ok := byName[name]; !ok {
 			byName[name] = from
-			if err := s.bring(st, name); err != nil {
+			if s.remote != nil {
+				s.remote.copies = append(s.remote.copies, remoteCopy{name: name, from: st.File})
+			} else if err := s.bring(st, name); err != nil {
 				return err
 			}
 		}
@@ -454,6 +514,7 @@ func (s *session) finish() error {
 			if err := os.Remove(filepath.Join(s.stage, name)); err != nil {
 				return err
 			}
+			delete(s.fresh, name) // what remains in fresh is what publish uploads
 			continue
 		}
 		s.report.Written++

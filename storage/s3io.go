@@ -41,6 +41,7 @@ const (
 )
 
 func (r *rangeReader) Size() int64  { return r.size }
+func (r *rangeReader) ETag() string { return r.etag }
 func (r *rangeReader) Close() error { return nil }
 
 func (r *rangeReader) ReadAt(p []byte, off int64) (int, error) {

@@ -25,6 +25,7 @@ func migrateFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "dry-run", Usage: "print what would change and write nothing"},
 		&cli.StringFlag{Name: "link", Value: "hard", Usage: "unchanged state files: hard (hard-link, copy across file systems) or copy"},
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip re-reading the output and comparing entry counts and checksums with the source"},
+		&cli.BoolFlag{Name: "clean-partial", Usage: "first remove the objects an interrupted run left under an object-store DST (those its .statecraft-partial lists, never a finished savepoint)"},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON report of every step (before/after counts, checksums) to `FILE`"},
 		wideFlag(),
 		quietFlag(),
@@ -311,7 +312,7 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 			return withCode(exitFailure, fmt.Errorf("--report: %w", err))
 		}
 	}
-	opt := migrate.Options{Link: link, DryRun: c.Bool("dry-run"), NoVerify: c.Bool("no-verify"), Notes: c.App.ErrWriter}
+	opt := migrate.Options{Link: link, DryRun: c.Bool("dry-run"), NoVerify: c.Bool("no-verify"), CleanPartial: c.Bool("clean-partial"), Notes: c.App.ErrWriter}
 	opt.Progress = progressOut(c)
 	// A soft limit makes the collector work harder before the heap outgrows what a rescale's
 	// spill budget intends (the target is < 256 MiB RSS whatever the savepoint's size).
@@ -365,8 +366,12 @@ func printMigrateReport(w io.Writer, rep *migrate.Report, noVerify bool) {
 	if rep.DryRun {
 		fmt.Fprintf(w, "dry run: nothing written; %s would become %s\n", rep.Source, rep.Target)
 	} else {
-		fmt.Fprintf(w, "wrote %s (%s written, %d linked, %d copied; %s)\n",
-			rep.Target, english.Count(rep.Written, "state file"), rep.Linked, rep.Copied, verification(rep, noVerify))
+		linked := "linked"
+		if strings.Contains(rep.Target, "://") {
+			linked = "copied server-side" // an object store's counterpart of a hard link
+		}
+		fmt.Fprintf(w, "wrote %s (%s written, %d %s, %d copied; %s)\n",
+			rep.Target, english.Count(rep.Written, "state file"), rep.Linked, linked, rep.Copied, verification(rep, noVerify))
 	}
 	for _, st := range rep.Steps {
 		fmt.Fprintf(w, "step: %s\n", st.Step)

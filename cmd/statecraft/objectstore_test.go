@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,8 +172,82 @@ func TestMigrateFromS3(t *testing.T) {
 			}
 		}
 	}
-	code, _, errs := runCLI("migrate", "rescale", src, "s3://"+bucket+"/out", "--max-parallelism", "256")
-	if code != 1 || !strings.Contains(errs, "output s3://cli-migrate/out: migrations write to local directories only so far") {
-		t.Errorf("migrate to S3: exit %d, %s", code, errs)
+}
+
+// TestMigrateToS3: local -> s3 and s3 -> s3 migrations give the savepoint a local run gives
+// (inspect and dump equal); a UID rename s3 -> s3 copies server-side and downloads no state
+// bytes; _metadata is the last object written and no helper object is left; a DST that is not
+// empty, or in a missing bucket, is refused with nothing written.
+func TestMigrateToS3(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "cli-migrate-to")
+	src, _ := filepath.Abs("../../testdata/savepoints/keyed-par3")
+	srcURL := "s3://" + bucket + "/src"
+	size := uploadDir(t, src, srcURL)
+	n := 0
+	for _, c := range []struct {
+		args []string
+		op   string
+	}{
+		{[]string{"migrate", "rescale", "SRC", "DST", "--max-parallelism", "256"}, "uid:int-keyed"},
+		{[]string{"migrate", "uid", "SRC", "DST", "--rename", "uid:int-keyed=uid:v2"}, "uid:v2"},
+	} {
+		want := filepath.Join(t.TempDir(), "want")
+		args := strings.Fields(strings.NewReplacer("SRC", src, "DST", want).Replace(strings.Join(c.args, " ")))
+		if code, out, errs := runCLI(args...); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+		}
+		for _, from := range []string{src, srcURL} {
+			n++
+			dst := fmt.Sprintf("s3://%s/out-%d", bucket, n)
+			report := filepath.Join(t.TempDir(), "report.json")
+			args := strings.Fields(strings.NewReplacer("SRC", from, "DST", dst).Replace(strings.Join(c.args, " ")))
+			args = append(args, "--report", report)
+			before := storage.Transferred(storage.S3)
+			code, out, errs := runCLI(args...)
+			moved := storage.Transferred(storage.S3)
+			if code != exitOK {
+				t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+			}
+			t.Logf("%v: read %d, wrote %d bytes, %d requests", args, moved.Read-before.Read, moved.Written-before.Written, moved.Requests-before.Requests)
+			if c.args[1] == "uid" && from == srcURL {
+				// Server-side copies: only _metadata is uploaded, and every file is verified by
+				// its ETag, not by reading it back.
+				rep, _ := os.ReadFile(report)
+				if moved.Written-before.Written >= size/2 || !strings.Contains(out, "3 copied server-side") ||
+					!strings.Contains(string(rep), "same size and ETag (server-side copy)") || strings.Contains(string(rep), "SHA-256") {
+					t.Errorf("%v: wrote %d bytes of a %d-byte savepoint, output:\n%s\nreport:\n%s", args, moved.Written-before.Written, size, out, rep)
+				}
+			}
+			for _, show := range [][]string{{"savepoint", "inspect"}, {"savepoint", "dump", "--operator", c.op}} {
+				_, a, _ := runCLI(append(show, dst)...)
+				_, b, _ := runCLI(append(show, want)...)
+				if strings.ReplaceAll(a, dst, "DST") != strings.ReplaceAll(b, want, "DST") || a == "" {
+					t.Errorf("%v: %v differs from the local run's:\n%s\n---\n%s", args, show, a, b)
+				}
+			}
+			objs, err := os.ReadDir(filepath.Join(srv.Dir, bucket, fmt.Sprintf("out-%d", n)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				if strings.HasPrefix(o.Name(), ".statecraft") {
+					t.Errorf("%v: helper object %s left in DST", args, o.Name())
+				}
+			}
+		}
+	}
+	for _, c := range []struct{ dst, want string }{
+		{"s3://" + bucket + "/out-1", "output s3://cli-migrate-to/out-1 is not empty"},
+		{"s3://" + bucket + "/src/inner", "is inside the source savepoint"},
+		{"s3://no-such-bucket/out", "ListObjectsV2 s3://no-such-bucket/out/: NoSuchBucket"},
+	} {
+		code, _, errs := runCLI("migrate", "rescale", srcURL, c.dst, "--max-parallelism", "256")
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("migrate to %s: exit %d, %s; want %q", c.dst, code, errs, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(srv.Dir, bucket, "src", "inner")); err == nil {
+		t.Error("a refused run wrote under the source")
 	}
 }

@@ -31,7 +31,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -52,9 +51,10 @@ type Savepoint struct {
 	// Store is the directory or key prefix the savepoint's own files are read from.
 	Store storage.Store
 
-	opt     Options
-	realDir string                   // a local Dir with symbolic links resolved, for matching absolute handles
-	others  map[string]storage.Store // stores of files outside Dir that --path-map or entropy injection name
+	opt       Options
+	metaBytes []byte                   // the _metadata file as read by Open
+	realDir   string                   // a local Dir with symbolic links resolved, for matching absolute handles
+	others    map[string]storage.Store // stores of files outside Dir that --path-map or entropy injection name
 }
 
 // Options change how a savepoint is opened.
@@ -62,6 +62,10 @@ type Options struct {
 	// PathMap rewrites absolute file handles: a handle starting with Old (up to a "/") is read
 	// at New plus the rest. The user names the place, so a mapped file may lie outside Dir.
 	PathMap []PathMapping
+	// MetadataName, when not empty, is the name of the metadata file in the directory given
+	// (a migration verifies an object-store output through a temporary name before it writes
+	// _metadata).
+	MetadataName string
 }
 
 // PathMapping is one OLD=NEW rewrite of absolute state-file paths.
@@ -114,6 +118,9 @@ func OpenWith(ctx context.Context, p string, opt Options) (*Savepoint, error) {
 	} else if d, base := loc.Dir(); base == MetadataFileName {
 		dir = d
 	}
+	if opt.MetadataName != "" {
+		name = opt.MetadataName
+	}
 	st, err := storage.Open(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("open savepoint: %w", err)
@@ -134,8 +141,15 @@ func OpenWith(ctx context.Context, p string, opt Options) (*Savepoint, error) {
 		}
 		return nil, fmt.Errorf("open savepoint metadata: %w", err)
 	}
-	defer f.Close()
-	m, err := metadata.Decode(io.NewSectionReader(f, 0, f.Size()), s.MetadataPath)
+	// The bytes are kept: migrations decode the metadata again (ReadMetadata), and on an
+	// object store every read is a request.
+	s.metaBytes, err = io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
+	f.Close()
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open savepoint: read %s: %w", s.MetadataPath, err)
+	}
+	m, err := metadata.Decode(bytes.NewReader(s.metaBytes), s.MetadataPath)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -149,19 +163,9 @@ func OpenWith(ctx context.Context, p string, opt Options) (*Savepoint, error) {
 	return s, nil
 }
 
-// ReadMetadata returns the bytes of the _metadata file the savepoint was opened from.
+// ReadMetadata returns a copy of the bytes of the _metadata file the savepoint was opened from.
 func (s *Savepoint) ReadMetadata() ([]byte, error) {
-	_, name := path.Split(filepath.ToSlash(s.MetadataPath))
-	f, err := s.Store.Open(context.Background(), name)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.MetadataPath, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.MetadataPath, err)
-	}
-	return b, nil
+	return bytes.Clone(s.metaBytes), nil
 }
 
 // Close releases the directory handle.
@@ -183,6 +187,8 @@ type Stream struct {
 	// File is where a file-backed stream's file is (Kind "" for inline bytes): migrations link
 	// or copy it by this location.
 	File storage.Location
+	// ETag is the object store's entity tag of the file ("" on a local disk).
+	ETag string
 
 	closer io.Closer
 }
@@ -244,7 +250,11 @@ func (s *Savepoint) openFile(st storage.Store, rel string, start, size int64, wh
 		f.Close()
 		return nil, fmt.Errorf("%s: segment [%d, +%d) does not fit the file's %d bytes", name, start, size, n)
 	}
-	return &Stream{SectionReader: io.NewSectionReader(f, start, size), Name: name, File: st.Location().Join(rel), closer: f}, nil
+	out := &Stream{SectionReader: io.NewSectionReader(f, start, size), Name: name, File: st.Location().Join(rel), closer: f}
+	if e, ok := f.(interface{ ETag() string }); ok {
+		out.ETag = e.ETag()
+	}
+	return out, nil
 }
 
 // openAbsolute resolves an absolute path or URI as described in the package comment.

@@ -1,0 +1,292 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/statecraft/statecraft/internal/safeio"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/storage"
+)
+
+// An object-store destination (s3://bucket/prefix) has no directory to rename into place, so a
+// run there goes like this:
+//
+//	1. the steps write their new files into a local staging directory, as for a local DST;
+//	   unchanged source files are not brought there but listed as copies;
+//	2. DST/.statecraft-partial is written: the names of every object the run will create, so
+//	   that an interrupted run's leftovers can be removed exactly (--clean-partial);
+//	3. new files are uploaded and unchanged files copied, in parallel (server-side when source
+//	   and DST are on the same store: CopyObject / UploadPartCopy, no bytes through statecraft);
+//	4. the metadata is uploaded as DST/.statecraft-tmp-_metadata, a name Flink never reads;
+//	5. verification re-reads the uploaded objects through that metadata (digests, or for a UID
+//	   rename sizes and ETags of the copies);
+//	6. DST/_metadata is written: the commit point; then the temporary metadata and the
+//	   partial list are removed.
+//
+// A failure before 6 removes what the run uploaded; what could not be removed is named in the
+// error and listed in .statecraft-partial.
+const (
+	partialName = ".statecraft-partial"
+	tmpMetadata = safeio.TempPrefix + savepoint.MetadataFileName
+)
+
+// uploadWorkers is how many uploads and copies run at once.
+const uploadWorkers = 4
+
+// remote is an object-store destination of a run.
+type remote struct {
+	dst    storage.Store
+	copies []remoteCopy
+	srcs   map[string]storage.Store // source stores by directory, for copies
+}
+
+// remoteCopy is an unchanged source file that reaches DST by a copy.
+type remoteCopy struct {
+	name string
+	from storage.Location
+}
+
+// openRemoteTarget opens an object-store DST and checks it is empty; with clean, the leftovers
+// of an interrupted run listed in its .statecraft-partial are removed first.
+func openRemoteTarget(ctx context.Context, loc storage.Location, src *savepoint.Savepoint, clean bool, notes io.Writer) (*remote, error) {
+	home := src.Store.Location()
+	if home.Kind == loc.Kind && home.Bucket == loc.Bucket && (home.Key == loc.Key || strings.HasPrefix(loc.Key+"/", home.Key+"/") || home.Key == "") {
+		return nil, fmt.Errorf("output %s is inside the source savepoint %s (refused: the source is never modified)", loc, home)
+	}
+	dst, err := storage.Open(ctx, loc)
+	if err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	if clean {
+		if err := cleanPartial(ctx, dst, notes); err != nil {
+			dst.Close()
+			return nil, err
+		}
+	}
+	objs, err := dst.List(ctx, "")
+	if err != nil {
+		dst.Close()
+		return nil, fmt.Errorf("output %s: %w", loc, err)
+	}
+	if len(objs) > 0 {
+		dst.Close()
+		for _, o := range objs {
+			if o.Name == partialName {
+				return nil, fmt.Errorf("output %s holds %d objects left by an interrupted run (listed in %s); rerun with --clean-partial to remove exactly those", loc, len(objs)-1, loc.Join(partialName))
+			}
+		}
+		return nil, fmt.Errorf("output %s is not empty (%d objects, first %s; refused: give a new prefix)", loc, len(objs), objs[0].Name)
+	}
+	return &remote{dst: dst, srcs: map[string]storage.Store{}}, nil
+}
+
+// cleanPartial removes the objects an interrupted run listed in .statecraft-partial, and the
+// list. A DST holding _metadata is a finished savepoint and is never cleaned.
+func cleanPartial(ctx context.Context, dst storage.Store, notes io.Writer) error {
+	loc := dst.Location()
+	if _, err := dst.Stat(ctx, savepoint.MetadataFileName); err == nil {
+		return fmt.Errorf("output %s holds a finished savepoint (%s): --clean-partial removes only an interrupted run's leftovers", loc, savepoint.MetadataFileName)
+	}
+	o, err := dst.Open(ctx, partialName)
+	if errors.Is(err, storage.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--clean-partial: %w", err)
+	}
+	b, err := io.ReadAll(io.NewSectionReader(o, 0, o.Size()))
+	o.Close()
+	if err != nil {
+		return fmt.Errorf("--clean-partial: read %s: %w", loc.Join(partialName), err)
+	}
+	names := strings.Fields(string(b))
+	for _, n := range names {
+		if storage.CheckName(n) != nil {
+			return fmt.Errorf("--clean-partial: %s names %q, not an object of a run (refused)", loc.Join(partialName), n)
+		}
+	}
+	for _, n := range append(names, partialName) {
+		if err := dst.Remove(ctx, n); err != nil {
+			return fmt.Errorf("--clean-partial: %w", err)
+		}
+	}
+	if notes != nil {
+		fmt.Fprintf(notes, "note: removed %d objects of an interrupted run under %s\n", len(names), loc)
+	}
+	return nil
+}
+
+// publish uploads the staged run to the object-store DST and commits it (see the top of the
+// file). data is the encoded _metadata.
+func (s *session) publish(ctx context.Context, data []byte, verify func(out *savepoint.Savepoint) error) (err error) {
+	r := s.remote
+	var uploads []string
+	for name := range s.fresh {
+		uploads = append(uploads, name)
+	}
+	sort.Strings(uploads)
+	names := append([]string{}, uploads...)
+	for _, c := range r.copies {
+		names = append(names, c.name)
+	}
+	names = append(names, tmpMetadata, savepoint.MetadataFileName)
+	if err := putObject(ctx, r.dst, partialName, []byte(strings.Join(names, "\n")+"\n")); err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if err != nil && !committed {
+			err = s.unpublish(names, err)
+		}
+	}()
+
+	jobs := make(chan func() error)
+	errs := make(chan error, uploadWorkers)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range uploadWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var first error
+			for job := range jobs {
+				if first == nil {
+					first = job()
+				}
+			}
+			errs <- first
+		}()
+	}
+	for _, name := range uploads {
+		jobs <- func() error {
+			return uploadFile(ctx, r.dst, name, filepath.Join(s.stage, filepath.FromSlash(name)))
+		}
+	}
+	for _, c := range r.copies {
+		jobs <- func() error {
+			src, base, err := r.source(ctx, c.from)
+			if err != nil {
+				return err
+			}
+			server, err := r.dst.Copy(ctx, c.name, src, base)
+			mu.Lock()
+			if server {
+				s.report.Linked++
+			} else {
+				s.report.Copied++
+			}
+			mu.Unlock()
+			return err
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	if err := putObject(ctx, r.dst, tmpMetadata, data); err != nil {
+		return err
+	}
+	if verify != nil {
+		out, err := savepoint.OpenWith(ctx, r.dst.Location().String(), savepoint.Options{MetadataName: tmpMetadata})
+		if err != nil {
+			return fmt.Errorf("verify: re-open the output: %w", err)
+		}
+		err = verify(out)
+		out.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if err := putObject(ctx, r.dst, savepoint.MetadataFileName, data); err != nil {
+		return err
+	}
+	committed = true
+	// The savepoint is complete; the helpers' removal failing leaves only litter, said so.
+	for _, n := range []string{tmpMetadata, partialName} {
+		if err := r.dst.Remove(ctx, n); err != nil && s.opt.Notes != nil {
+			fmt.Fprintf(s.opt.Notes, "note: the savepoint is complete, but %s was not removed: %v\n", r.dst.Location().Join(n), err)
+		}
+	}
+	return nil
+}
+
+// unpublish removes the objects of a failed run (on a fresh context: the run's may be the
+// reason it failed) and returns cause with the names of the objects that could not be removed.
+func (s *session) unpublish(names []string, cause error) error {
+	ctx := context.Background()
+	var left []string
+	for _, n := range append(names, partialName) {
+		if err := s.remote.dst.Remove(ctx, n); err != nil {
+			left = append(left, n)
+		}
+	}
+	if len(left) == 0 {
+		return fmt.Errorf("%w (the objects uploaded to %s were removed)", cause, s.remote.dst.Location())
+	}
+	return fmt.Errorf("%w; these objects under %s could not be removed (no %s was written; rerun with --clean-partial to remove them): %s",
+		cause, s.remote.dst.Location(), savepoint.MetadataFileName, strings.Join(left, " "))
+}
+
+// source returns the store holding a source file and its name there.
+func (r *remote) source(ctx context.Context, loc storage.Location) (storage.Store, string, error) {
+	dir, base := loc.Dir()
+	key := dir.String()
+	if st, ok := r.srcs[key]; ok {
+		return st, base, nil
+	}
+	st, err := storage.Open(ctx, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	r.srcs[key] = st
+	return st, base, nil
+}
+
+func (r *remote) close() {
+	r.dst.Close()
+	for _, st := range r.srcs {
+		st.Close()
+	}
+}
+
+func putObject(ctx context.Context, dst storage.Store, name string, data []byte) error {
+	w, err := dst.Create(ctx, name)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Commit()
+}
+
+func uploadFile(ctx context.Context, dst storage.Store, name, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w, err := dst.Create(ctx, name)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		w.Abort()
+		return fmt.Errorf("upload %s to %s: %w", file, dst.Location().Join(name), err)
+	}
+	return w.Commit()
+}
+
