@@ -73,12 +73,12 @@ type Report struct {
 	Verify []VerifyRow   `json:"verify,omitempty"`
 	// Result is the savepoint_metadata rows of the output (of what it would be, in a dry run).
 	// In a dry run, sizes of rescaled operators are those of the source.
-	Result  []savepoint.MetadataRow `json:"result"`
+	Result []savepoint.MetadataRow `json:"result"`
 	// Linked counts hard links, or server-side copies on an object store.
-	Linked  int                     `json:"filesLinked"`
-	Copied  int                     `json:"filesCopied"`
-	Written int                     `json:"filesWritten"`
-	Bytes   int64                   `json:"bytesWritten"`
+	Linked  int   `json:"filesLinked"`
+	Copied  int   `json:"filesCopied"`
+	Written int   `json:"filesWritten"`
+	Bytes   int64 `json:"bytesWritten"`
 }
 
 // StepReport records one step with before/after counts per operator.

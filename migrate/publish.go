@@ -19,17 +19,17 @@ import (
 // An object-store destination (s3://bucket/prefix) has no directory to rename into place, so a
 // run there goes like this:
 //
-//	1. the steps write their new files into a local staging directory, as for a local DST;
-//	   unchanged source files are not brought there but listed as copies;
-//	2. DST/.statecraft-partial is written: the names of every object the run will create, so
-//	   that an interrupted run's leftovers can be removed exactly (--clean-partial);
-//	3. new files are uploaded and unchanged files copied, in parallel (server-side when source
-//	   and DST are on the same store: CopyObject / UploadPartCopy, no bytes through statecraft);
-//	4. the metadata is uploaded as DST/.statecraft-tmp-_metadata, a name Flink never reads;
-//	5. verification re-reads the uploaded objects through that metadata (digests, or for a UID
-//	   rename sizes and ETags of the copies);
-//	6. DST/_metadata is written: the commit point; then the temporary metadata and the
-//	   partial list are removed.
+//  1. the steps write their new files into a local staging directory, as for a local DST;
+//     unchanged source files are not brought there but listed as copies;
+//  2. DST/.statecraft-partial is written: the names of every object the run will create, so
+//     that an interrupted run's leftovers can be removed exactly (--clean-partial);
+//  3. new files are uploaded and unchanged files copied, in parallel (server-side when source
+//     and DST are on the same store: CopyObject / UploadPartCopy, no bytes through statecraft);
+//  4. the metadata is uploaded as DST/.statecraft-tmp-_metadata, a name Flink never reads;
+//  5. verification re-reads the uploaded objects through that metadata (digests, or for a UID
+//     rename sizes and ETags of the copies);
+//  6. DST/_metadata is written: the commit point; then the temporary metadata and the
+//     partial list are removed.
 //
 // A failure before 6 removes what the run uploaded; what could not be removed is named in the
 // error and listed in .statecraft-partial.
@@ -289,4 +289,3 @@ func uploadFile(ctx context.Context, dst storage.Store, name, file string) error
 	}
 	return w.Commit()
 }
-
