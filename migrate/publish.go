@@ -38,6 +38,10 @@ const (
 	tmpMetadata = safeio.TempPrefix + savepoint.MetadataFileName
 )
 
+// testHookPublish, when set, is called at each point of publish ("upload NAME", "temporary
+// metadata", "commit"), so that a test can kill the server there.
+var testHookPublish func(at string)
+
 // uploadWorkers is how many uploads and copies run at once.
 const uploadWorkers = 4
 
@@ -141,9 +145,12 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 	if err := putObject(ctx, r.dst, partialName, []byte(strings.Join(names, "\n")+"\n")); err != nil {
 		return err
 	}
-	committed := false
+	committed, commitTried := false, false
 	defer func() {
 		if err != nil && !committed {
+			if !commitTried {
+				names = names[:len(names)-1] // _metadata was never sent
+			}
 			err = s.unpublish(names, err)
 		}
 	}()
@@ -167,6 +174,9 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 	}
 	for _, name := range uploads {
 		jobs <- func() error {
+			if testHookPublish != nil {
+				testHookPublish("upload " + name)
+			}
 			return uploadFile(ctx, r.dst, name, filepath.Join(s.stage, filepath.FromSlash(name)))
 		}
 	}
@@ -195,6 +205,9 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 			return e
 		}
 	}
+	if testHookPublish != nil {
+		testHookPublish("temporary metadata")
+	}
 	if err := putObject(ctx, r.dst, tmpMetadata, data); err != nil {
 		return err
 	}
@@ -209,6 +222,10 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 			return err
 		}
 	}
+	if testHookPublish != nil {
+		testHookPublish("commit")
+	}
+	commitTried = true
 	if err := putObject(ctx, r.dst, savepoint.MetadataFileName, data); err != nil {
 		return err
 	}
@@ -235,8 +252,8 @@ func (s *session) unpublish(names []string, cause error) error {
 	if len(left) == 0 {
 		return fmt.Errorf("%w (the objects uploaded to %s were removed)", cause, s.remote.dst.Location())
 	}
-	return fmt.Errorf("%w; these objects under %s could not be removed (no %s was written; rerun with --clean-partial to remove them): %s",
-		cause, s.remote.dst.Location(), savepoint.MetadataFileName, strings.Join(left, " "))
+	return fmt.Errorf("%w; the run could not remove what it may have left under %s (listed in %s; rerun with --clean-partial to remove exactly those): %s",
+		cause, s.remote.dst.Location(), partialName, strings.Join(left, " "))
 }
 
 // source returns the store holding a source file and its name there.

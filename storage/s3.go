@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,7 +36,8 @@ type s3Store struct {
 }
 
 // Retries: throttling (503 SlowDown, 429) and transient network errors are retried with
-// jittered exponential backoff, at most s3MaxAttempts times, never forever; the retry token
+// jittered exponential backoff, at most s3MaxAttempts times (AWS_MAX_ATTEMPTS overrides), never
+// forever; the retry token
 // bucket is off so that a long migration under throttling keeps retrying each request.
 const (
 	s3MaxAttempts = 8
@@ -43,9 +45,17 @@ const (
 )
 
 func openS3(ctx context.Context, l Location) (Store, error) {
+	attempts := s3MaxAttempts
+	if v := os.Getenv("AWS_MAX_ATTEMPTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: AWS_MAX_ATTEMPTS=%q: want a whole number of at least 1", l, v)
+		}
+		attempts = n
+	}
 	cfg, err := config.LoadDefaultConfig(ctx, config.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = s3MaxAttempts
+			o.MaxAttempts = attempts
 			o.MaxBackoff = s3MaxBackoff
 			o.RateLimiter = ratelimit.None
 		})
@@ -112,6 +122,12 @@ func (e *s3Error) Error() string {
 			msg = "no such object"
 		}
 		return e.op + " " + e.url + ": " + msg
+	}
+	// The SDK's text of a network failure repeats the URL and request details; the network
+	// error itself says what happened.
+	var ne *net.OpError
+	if errors.As(e.err, &ne) {
+		return e.op + " " + e.url + ": " + ne.Error()
 	}
 	return e.op + " " + e.url + ": " + e.err.Error()
 }

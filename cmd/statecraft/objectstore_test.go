@@ -251,3 +251,31 @@ func TestMigrateToS3(t *testing.T) {
 		t.Error("a refused run wrote under the source")
 	}
 }
+
+// TestMigrateToS3Throttled: with every fourth request answered 503 SlowDown, a migration to S3
+// retries and writes the savepoint an undisturbed run writes.
+func TestMigrateToS3Throttled(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "cli-throttled")
+	src, _ := filepath.Abs("../../testdata/savepoints/keyed-hashmap")
+	calm, busy := "s3://"+bucket+"/calm", "s3://"+bucket+"/busy"
+	if code, out, errs := runCLI("migrate", "rescale", src, calm, "--max-parallelism", "256"); code != exitOK {
+		t.Fatalf("undisturbed run: exit %d\n%s%s", code, out, errs)
+	}
+	th := srv.Throttle(t, 4)
+	t.Setenv("AWS_ENDPOINT_URL_S3", th.Endpoint)
+	if code, out, errs := runCLI("migrate", "rescale", src, busy, "--max-parallelism", "256"); code != exitOK {
+		t.Fatalf("throttled run: exit %d\n%s%s", code, out, errs)
+	}
+	if th.Refused() == 0 {
+		t.Fatal("the throttler refused no request")
+	}
+	t.Logf("%d requests answered 503 SlowDown", th.Refused())
+	for _, show := range [][]string{{"savepoint", "inspect"}, {"savepoint", "dump", "--operator", "uid:int-keyed"}} {
+		_, a, _ := runCLI(append(show, calm)...)
+		_, b, _ := runCLI(append(show, busy)...)
+		if strings.ReplaceAll(a, calm, "DST") != strings.ReplaceAll(b, busy, "DST") || a == "" {
+			t.Errorf("%v differs between the undisturbed and the throttled run:\n%s\n---\n%s", show, a, b)
+		}
+	}
+}

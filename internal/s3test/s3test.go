@@ -13,8 +13,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,9 +136,55 @@ func Jar() (string, error) {
 	return jar, nil
 }
 
+// Own starts a server for t alone (a test that kills it must not take the shared one down),
+// points the AWS environment at it for the rest of t (requests tried at most twice, so that a
+// dead server fails a run at once), and stops it when t ends. It skips t when Java is absent.
+func Own(t testing.TB) *Server {
+	t.Helper()
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Skip("s3test: Java is absent, so the S3 server (S3Proxy " + Version + ") cannot run; install a JDK 17 to run this test")
+	}
+	s, err := Start(t.TempDir())
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	for k, v := range s.Env() {
+		t.Setenv(k, v)
+	}
+	t.Setenv("AWS_MAX_ATTEMPTS", "2")
+	return s
+}
+
+// Restart starts a stopped (or killed) server again on the same port and data.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	n, err := startOn(filepath.Dir(s.Dir), s.Endpoint)
+	if err != nil {
+		t.Fatalf("s3test: restart: %v", err)
+	}
+	*s = *n
+}
+
+// Kill ends the server at once (SIGKILL), as a crash would, and waits for it to exit.
+func (s *Server) Kill() {
+	if s.cmd.Process != nil {
+		s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
 // Start runs S3Proxy with its filesystem backend under base/data on a free loopback port and
 // returns when it answers HTTP.
 func Start(base string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	return startOn(base, fmt.Sprintf("http://127.0.0.1:%d", port))
+}
+
+func startOn(base, endpoint string) (*Server, error) {
 	jar, err := Jar()
 	if err != nil {
 		return nil, err
@@ -144,11 +193,7 @@ func Start(base string) (*Server, error) {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), Dir: data, log: new(logBuf), done: make(chan struct{})}
+	s := &Server{Endpoint: endpoint, Dir: data, log: new(logBuf), done: make(chan struct{})}
 	props := strings.Join([]string{
 		"s3proxy.endpoint=" + s.Endpoint,
 		"s3proxy.authorization=aws-v2-or-v4",
@@ -202,8 +247,13 @@ func (s *Server) waitReady() error {
 	return errors.New("S3Proxy did not answer within 3 minutes:\n" + tail(s.log.String()))
 }
 
-// Stop kills the server and waits for it to exit.
+// Stop ends the server and waits for it to exit.
 func (s *Server) Stop() {
+	select {
+	case <-s.done:
+		return // already exited (killed by a test)
+	default:
+	}
 	if s.cmd.Process != nil {
 		s.cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -252,4 +302,58 @@ func (l *logBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// Throttler is a loopback HTTP proxy in front of the server that answers every nth request with
+// 503 SlowDown, as S3 does under load, and passes the others through unchanged (the Host header
+// too, so SigV4 signatures made for the proxy's address still verify).
+type Throttler struct {
+	Endpoint string
+
+	mu       sync.Mutex
+	n, every int
+	refused  int
+	srv      *http.Server
+}
+
+// Throttle starts a Throttler refusing every nth request; it is stopped when t ends.
+func (s *Server) Throttle(t testing.TB, every int) *Throttler {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(s.Endpoint)
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host
+	}}
+	th := &Throttler{Endpoint: "http://" + l.Addr().String(), every: every}
+	th.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		th.mu.Lock()
+		th.n++
+		refuse := th.n%th.every == 0
+		if refuse {
+			th.refused++
+		}
+		th.mu.Unlock()
+		if refuse {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	go th.srv.Serve(l)
+	t.Cleanup(func() { th.srv.Close() })
+	return th
+}
+
+// Refused returns how many requests were answered with 503.
+func (th *Throttler) Refused() int {
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	return th.refused
 }
