@@ -173,3 +173,20 @@ func copyThrough(ctx context.Context, to Store, dst string, src Store, srcName s
 	}
 	return w.Commit()
 }
+
+// CopyAll copies every object of src into dst under the same names (server-side where Copy can)
+// and returns the bytes copied.
+func CopyAll(ctx context.Context, dst, src Store) (int64, error) {
+	files, err := src.List(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, f := range files {
+		if _, err := dst.Copy(ctx, f.Name, src, f.Name); err != nil {
+			return n, err
+		}
+		n += f.Size
+	}
+	return n, nil
+}

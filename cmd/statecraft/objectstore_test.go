@@ -29,16 +29,9 @@ func uploadDir(t *testing.T, dir, url string) int64 {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	files, err := src.List(ctx, "")
+	n, err := storage.CopyAll(ctx, dst, src)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var n int64
-	for _, f := range files {
-		if _, err := dst.Copy(ctx, f.Name, src, f.Name); err != nil {
-			t.Fatal(err)
-		}
-		n += f.Size
 	}
 	return n
 }
