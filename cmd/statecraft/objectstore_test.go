@@ -75,6 +75,32 @@ func TestSavepointCommandsOnS3(t *testing.T) {
 			same("savepoint", "check", "SP", "--plan", plan)
 		}
 	}
+
+	// A missing savepoint, and one whose state file is gone, each give one error naming it.
+	broken := "s3://" + bucket + "/broken"
+	uploadDir(t, "../../testdata/savepoints/keyed-hashmap", broken)
+	store, _ := storage.OpenURL(context.Background(), broken)
+	files, _ := store.List(context.Background(), "")
+	var gone string
+	for _, f := range files {
+		if f.Name != "_metadata" {
+			gone = f.Name
+			store.Remove(context.Background(), gone)
+			break
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"savepoint", "inspect", "s3://" + bucket + "/nothing-here"}, "s3://cli-savepoints/nothing-here has no _metadata file"},
+		{[]string{"savepoint", "dump", broken, "--operator", "uid:int-keyed"}, "HeadObject " + broken + "/" + gone + ": no such object"},
+	} {
+		code, _, errs := runCLI(c.args...)
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, code, errs, c.want)
+		}
+	}
 }
 
 func fileExists(p string) bool {
