@@ -3,7 +3,6 @@ package migrate
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,15 +46,7 @@ func TestOracleS3(t *testing.T) {
 	}
 	judgeS3 := func(t *testing.T, dst string, e expectation) {
 		t.Helper()
-		b, err := json.MarshalIndent(e, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		exp := filepath.Join(t.TempDir(), "expect.json")
-		if err := os.WriteFile(exp, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out, err := runOracle(t, "judge-savepoint-s3", srv.Endpoint, s3test.AccessKey, s3test.SecretKey, dst, exp)
+		out, err := runOracle(t, "judge-savepoint-s3", srv.Endpoint, s3test.AccessKey, s3test.SecretKey, dst, e.file(t))
 		if err != nil {
 			t.Fatalf("Flink rejected the migrated savepoint %s: %v\n%s", dst, err, tail(out))
 		}

@@ -79,6 +79,12 @@ func (e expectation) rescale(hash string, maxPar, par int, all bool) {
 // judgeSavepoint runs the oracle's judge-savepoint on dir with the expectation e.
 func judgeSavepoint(t *testing.T, dir string, e expectation) ([]byte, error) {
 	t.Helper()
+	return runOracle(t, "judge-savepoint", dir, e.file(t))
+}
+
+// file writes the expectation to a temporary file for the judge and returns its path.
+func (e expectation) file(t *testing.T) string {
+	t.Helper()
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +93,7 @@ func judgeSavepoint(t *testing.T, dir string, e expectation) ([]byte, error) {
 	if err := os.WriteFile(exp, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return runOracle(t, "judge-savepoint", dir, exp)
+	return exp
 }
 
 // runOracle runs testdata/oracle/run.sh with args and returns its combined output.
