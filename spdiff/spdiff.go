@@ -183,20 +183,34 @@ func (c *Comparison) AddB(r Record, seenB map[string]bool) error {
 	return nil
 }
 
-// Finish counts what A has that B lacked and returns the states in the order first seen.
-func (c *Comparison) Finish() []*StateDiff {
-	out := make([]*StateDiff, 0, len(c.order))
+// Settle counts the keyed entries A has and B lacked so far, and forgets them. A caller that
+// feeds both sides one key group at a time calls it after each key group (a key lives in one key
+// group on both sides when their max parallelism is the same), so that memory holds one key group.
+func (c *Comparison) Settle() {
 	for _, name := range c.order {
 		s := c.states[name]
-		var left []string
+		if len(s.a) == 0 {
+			continue
+		}
+		left := make([]string, 0, len(s.a))
 		for id := range s.a {
 			left = append(left, id)
 		}
 		s.OnlyA += int64(len(left))
 		slices.Sort(left) // the sample must not depend on map order
-		for _, id := range left[:min(len(left), c.limit)] {
+		for _, id := range left[:min(len(left), c.limit-len(s.OnlyASam))] {
 			s.OnlyASam = append(s.OnlyASam, sampleOf(s.Kind, id, s.a[id], ""))
 		}
+		clear(s.a)
+	}
+}
+
+// Finish settles what is left and returns the states in the order first seen.
+func (c *Comparison) Finish() []*StateDiff {
+	c.Settle()
+	out := make([]*StateDiff, 0, len(c.order))
+	for _, name := range c.order {
+		s := c.states[name]
 		var elems []string
 		for id, n := range s.multi {
 			if n != 0 {

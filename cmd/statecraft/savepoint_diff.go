@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -211,13 +212,34 @@ func diffPair(spA, spB *savepoint.Savepoint, p opPair, want map[string]bool, lim
 	}
 	d.Metadata = spdiff.CompareMeta(metas[0], metas[1])
 	cmp := spdiff.NewComparison(limit)
+	if p.a.MaxParallelism == p.b.MaxParallelism {
+		err := compareByKeyGroup(spA, spB, p, keep, cmp)
+		if errors.Is(err, errNotAscending) {
+			cmp = spdiff.NewComparison(limit)
+			err = compareHoldingA(spA, spB, p, keep, cmp)
+		}
+		if err != nil {
+			return nil, err
+		}
+	} else if err := compareHoldingA(spA, spB, p, keep, cmp); err != nil {
+		return nil, err
+	}
+	d.States = cmp.Finish()
+	if len(d.States) == 0 && len(d.Metadata) == 0 && len(metas[0].States) == 0 && len(metas[1].States) == 0 {
+		return nil, nil
+	}
+	return d, nil
+}
+
+// compareHoldingA feeds cmp all of A, then B.
+func compareHoldingA(spA, spB *savepoint.Savepoint, p opPair, keep func(string) bool, cmp *spdiff.Comparison) error {
 	if err := dumpOperator(spA, p.a, "", func(r dumpRecord) error {
 		if rec, ok := diffRecord(r); ok && keep(rec.State) {
 			return cmp.AddA(rec)
 		}
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("A: operator %s: %w", opLabel(p.a), err)
+		return fmt.Errorf("A: operator %s: %w", opLabel(p.a), err)
 	}
 	seenB := map[string]bool{}
 	if err := dumpOperator(spB, p.b, "", func(r dumpRecord) error {
@@ -226,13 +248,9 @@ func diffPair(spA, spB *savepoint.Savepoint, p opPair, want map[string]bool, lim
 		}
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("B: operator %s: %w", opLabel(p.b), err)
+		return fmt.Errorf("B: operator %s: %w", opLabel(p.b), err)
 	}
-	d.States = cmp.Finish()
-	if len(d.States) == 0 && len(d.Metadata) == 0 && len(metas[0].States) == 0 && len(metas[1].States) == 0 {
-		return nil, nil
-	}
-	return d, nil
+	return nil
 }
 
 func diffRecord(r dumpRecord) (spdiff.Record, bool) {

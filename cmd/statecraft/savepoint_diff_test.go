@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/statecraft/statecraft/migrate"
+	"github.com/statecraft/statecraft/spdiff"
+	"github.com/statecraft/statecraft/statecore/savepoint"
 )
 
 // migrated writes src migrated by the YAML steps into a new directory, with statecraft's own
@@ -68,31 +70,42 @@ func TestDiffReportsExactlyTheMigration(t *testing.T) {
 	src := migrateFixture(t, "keyed-hashmap")
 	const op = "uid:int-keyed"
 	for _, c := range []struct {
-		name  string
-		steps string
-		want  []string
+		name    string
+		steps   string
+		reverse bool // diff the migrated copy against the fixture
+		want    []string
 	}{
-		{"uid", `  - rename-uid: {from: "uid:int-keyed", to: counter-v2}`, []string{
+		{"uid", `  - rename-uid: {from: "uid:int-keyed", to: counter-v2}`, false, []string{
 			op + " name",
 			op + " operator id: 6d821971c3bfd7ae2c972e89d7414f7c -> " + uidHash("counter-v2"),
 			op + " uid: int-keyed -> counter-v2",
 		}},
-		{"rescale", `  - rescale: {max-parallelism: 256, parallelism: 3}`, []string{
+		{"rescale", `  - rescale: {max-parallelism: 256, parallelism: 3}`, false, []string{
 			op + " max parallelism: 128 -> 256",
 			op + " parallelism: 2 -> 3",
 			"uid:source max parallelism: 128 -> 256",
 		}},
-		{"retype", `  - retype: {operator: "uid:int-keyed", state: seen, to: Long}`, []string{
+		{"parallelism", `  - rescale: {max-parallelism: 128, parallelism: 3}`, false, []string{
+			op + " parallelism: 2 -> 3",
+		}},
+		{"retype", `  - retype: {operator: "uid:int-keyed", state: seen, to: Long}`, false, []string{
 			op + " state seen VALUE_SERIALIZER: MapSerializer<StringSerializer, IntSerializer> -> MapSerializer<StringSerializer, LongSerializer>",
 		}},
-		{"drop-state", `  - drop-state: {operator: "uid:int-keyed", state: ratio}`, []string{
+		{"drop-state", `  - drop-state: {operator: "uid:int-keyed", state: ratio}`, false, []string{
 			op + " state ratio: value -> (absent)",
 			op + " state ratio: -12 +0 ~0",
 		}},
+		{"drop-state reversed", `  - drop-state: {operator: "uid:int-keyed", state: ratio}`, true, []string{
+			op + " state ratio: (absent) -> value",
+			op + " state ratio: -0 +12 ~0",
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dst := migrated(t, src, c.steps)
-			code, d := diffOut(t, src, dst)
+			a, b := src, migrated(t, src, c.steps)
+			if c.reverse {
+				a, b = b, a
+			}
+			code, d := diffOut(t, a, b)
 			slices.Sort(c.want)
 			if got := changes(d); !slices.Equal(got, c.want) {
 				t.Errorf("diff reports\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(c.want, "\n  "))
@@ -169,5 +182,93 @@ func TestDiffShowsChangedValues(t *testing.T) {
 		if code != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// TestDiffByKeyGroupAgreesWithHoldingA: the side-by-side reading by key group (same max
+// parallelism) counts what holding all of A counts, on pairs with changed, dropped and added
+// entries and with subtasks owning other key-group ranges.
+func TestDiffByKeyGroupAgreesWithHoldingA(t *testing.T) {
+	hm := migrateFixture(t, "keyed-hashmap")
+	ev := migrateFixture(t, "evolve-hashmap")
+	drop := migrated(t, hm, `  - drop-state: {operator: "uid:int-keyed", state: ratio}`)
+	for _, c := range []struct{ name, a, b string }{
+		{"dropped", hm, drop},
+		{"added", drop, hm},
+		{"other ranges", hm, migrated(t, hm, `  - rescale: {max-parallelism: 128, parallelism: 3}`)},
+		{"changed", ev, migrated(t, ev, `  - retype: {operator: "uid:evolve", state: scores, add-field: {name: f0, type: String, default: new}}`)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spA, err := savepoint.Open(c.a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer spA.Close()
+			spB, err := savepoint.Open(c.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer spB.Close()
+			all := func(string) bool { return true }
+			differs := 0
+			for _, p := range pairOperators(spA.Metadata, spB.Metadata) {
+				if p.a == nil || p.b == nil {
+					continue
+				}
+				byKG, held := spdiff.NewComparison(3), spdiff.NewComparison(3)
+				if err := compareByKeyGroup(spA, spB, p, all, byKG); err != nil {
+					t.Fatal(err)
+				}
+				if err := compareHoldingA(spA, spB, p, all, held); err != nil {
+					t.Fatal(err)
+				}
+				x, y := byKG.Finish(), held.Finish()
+				if len(x) != len(y) {
+					t.Fatalf("%d states by key group, %d holding A", len(x), len(y))
+				}
+				for i := range x {
+					gx := fmt.Sprintf("%s %d/%d -%d +%d ~%d samples %d %d %d", x[i].Name, x[i].EntriesA, x[i].EntriesB, x[i].OnlyA, x[i].OnlyB, x[i].Changed, len(x[i].OnlyASam), len(x[i].OnlyBSam), len(x[i].ChgSam))
+					gy := fmt.Sprintf("%s %d/%d -%d +%d ~%d samples %d %d %d", y[i].Name, y[i].EntriesA, y[i].EntriesB, y[i].OnlyA, y[i].OnlyB, y[i].Changed, len(y[i].OnlyASam), len(y[i].OnlyBSam), len(y[i].ChgSam))
+					if gx != gy {
+						t.Errorf("by key group %s, holding A %s", gx, gy)
+					}
+					if x[i].Differs() {
+						differs++
+					}
+				}
+			}
+			if differs == 0 && c.name != "other ranges" {
+				t.Error("no state differs: the case tests nothing")
+			}
+		})
+	}
+}
+
+// TestDiffOfEveryFixtureWithItself: every fixture (canonical, native RocksDB, operator state,
+// Flink 1.20) is read side by side by key group without falling back (its key groups come in
+// ascending order) and equals itself.
+func TestDiffOfEveryFixtureWithItself(t *testing.T) {
+	for _, dir := range statsFixtures(t) {
+		t.Run(filepath.Base(filepath.Dir(dir))+"/"+filepath.Base(dir), func(t *testing.T) {
+			sp, err := savepoint.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sp.Close()
+			for _, p := range pairOperators(sp.Metadata, sp.Metadata) {
+				cmp := spdiff.NewComparison(1)
+				if err := compareByKeyGroup(sp, sp, p, func(string) bool { return true }, cmp); err != nil {
+					t.Fatalf("%s: %v", opLabel(p.a), err)
+				}
+				for _, s := range cmp.Finish() {
+					if s.Differs() || s.EntriesA != s.EntriesB {
+						t.Errorf("%s state %s differs from itself: %+v", opLabel(p.a), s.Name, s)
+					}
+				}
+			}
+			if code, out, errOut := runCLI("savepoint", "diff", dir, dir); code != 0 {
+				t.Errorf("exit %d: %s%s", code, out, errOut)
+			}
+		})
 	}
 }

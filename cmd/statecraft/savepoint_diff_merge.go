@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/statecraft/statecraft/spdiff"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
+)
+
+// How diff holds memory. When both operators have the same max parallelism, a key is in the same
+// key group on both sides, and both sides yield their key groups in ascending order (subtasks in
+// index order own ascending ranges; blocks and RocksDB keys are in key-group order). So the two
+// streams are read side by side, one key group at a time, and memory holds one key group of each.
+// Otherwise (a max parallelism change moves keys between key groups), all of A is held while B
+// streams past it.
+
+// kgBatch is one key group's keyed records of one side, or (kg -1) the operator-state records
+// that follow them.
+type kgBatch struct {
+	kg      int
+	records []spdiff.Record
+}
+
+var errNotAscending = errors.New("key groups not in ascending order")
+
+// streamBatches reads op on its own goroutine and sends its records a key group at a time, then
+// its operator-state records; the last value on the error channel is the read's result. Closing
+// stop makes the reader give up.
+func streamBatches(sp *savepoint.Savepoint, op *metadata.OperatorState, keep func(string) bool, stop <-chan struct{}) (<-chan kgBatch, <-chan error) {
+	out := make(chan kgBatch, 1)
+	errc := make(chan error, 1)
+	errStopped := errors.New("stopped")
+	go func() {
+		defer close(out)
+		cur := kgBatch{kg: -2}
+		send := func() error {
+			if cur.kg == -2 || len(cur.records) == 0 {
+				return nil
+			}
+			select {
+			case out <- cur:
+			case <-stop:
+				return errStopped
+			}
+			return nil
+		}
+		var ops []spdiff.Record
+		err := dumpOperator(sp, op, "", func(r dumpRecord) error {
+			rec, ok := diffRecord(r)
+			if !ok || !keep(rec.State) {
+				return nil
+			}
+			if r.Keyed == nil {
+				ops = append(ops, rec)
+				return nil
+			}
+			if kg := r.Keyed.KeyGroup; kg != cur.kg {
+				if kg < cur.kg {
+					return errNotAscending
+				}
+				if err := send(); err != nil {
+					return err
+				}
+				cur = kgBatch{kg: kg}
+			}
+			cur.records = append(cur.records, rec)
+			return nil
+		})
+		if err == nil {
+			err = send()
+		}
+		if err == nil && len(ops) > 0 {
+			cur = kgBatch{kg: -1, records: ops}
+			err = send()
+		}
+		if errors.Is(err, errStopped) {
+			err = nil
+		}
+		errc <- err
+	}()
+	return out, errc
+}
+
+// compareByKeyGroup feeds cmp both sides of a pair of operators with the same max parallelism,
+// key group by key group. When a side's key groups come out of order it returns errNotAscending,
+// and the caller starts over with a fresh comparison that holds all of A.
+func compareByKeyGroup(spA, spB *savepoint.Savepoint, p opPair, keep func(string) bool, cmp *spdiff.Comparison) error {
+	stop := make(chan struct{})
+	as, aerr := streamBatches(spA, p.a, keep, stop)
+	bs, berr := streamBatches(spB, p.b, keep, stop)
+	finish := func(err error) error {
+		close(stop)
+		for range as {
+		}
+		for range bs {
+		}
+		ea, eb := <-aerr, <-berr
+		if err != nil {
+			return err
+		}
+		if ea != nil {
+			return wrapSide("A", p.a, ea)
+		}
+		if eb != nil {
+			return wrapSide("B", p.b, eb)
+		}
+		return nil
+	}
+	seenB := map[string]bool{}
+	a, aok := <-as
+	b, bok := <-bs
+	var opA, opB []spdiff.Record
+	for aok || bok {
+		// Operator-state batches (kg -1) come last on each side; keep them for after the keys.
+		if aok && a.kg == -1 {
+			opA = a.records
+			a, aok = <-as
+			continue
+		}
+		if bok && b.kg == -1 {
+			opB = b.records
+			b, bok = <-bs
+			continue
+		}
+		takeA := aok && (!bok || a.kg <= b.kg)
+		takeB := bok && (!aok || b.kg <= a.kg)
+		if takeA {
+			for _, r := range a.records {
+				if err := cmp.AddA(r); err != nil {
+					return finish(err)
+				}
+			}
+		}
+		if takeB {
+			for _, r := range b.records {
+				if err := cmp.AddB(r, seenB); err != nil {
+					return finish(err)
+				}
+			}
+		}
+		cmp.Settle()
+		if takeA {
+			a, aok = <-as
+		}
+		if takeB {
+			b, bok = <-bs
+		}
+	}
+	for _, r := range opA {
+		if err := cmp.AddA(r); err != nil {
+			return finish(err)
+		}
+	}
+	for _, r := range opB {
+		if err := cmp.AddB(r, seenB); err != nil {
+			return finish(err)
+		}
+	}
+	return finish(nil)
+}
+
+func wrapSide(side string, op *metadata.OperatorState, err error) error {
+	if errors.Is(err, errNotAscending) {
+		return err
+	}
+	return fmt.Errorf("%s: operator %s: %w", side, opLabel(op), err)
+}
