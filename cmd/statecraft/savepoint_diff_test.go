@@ -248,27 +248,20 @@ func TestDiffByKeyGroupAgreesWithHoldingA(t *testing.T) {
 // Flink 1.20) is read side by side by key group without falling back (its key groups come in
 // ascending order) and equals itself.
 func TestDiffOfEveryFixtureWithItself(t *testing.T) {
-	for _, dir := range statsFixtures(t) {
-		t.Run(filepath.Base(filepath.Dir(dir))+"/"+filepath.Base(dir), func(t *testing.T) {
-			sp, err := savepoint.Open(dir)
-			if err != nil {
-				t.Fatal(err)
+	eachFixture(t, func(t *testing.T, dir string, sp *savepoint.Savepoint) {
+		for _, p := range pairOperators(sp.Metadata, sp.Metadata) {
+			cmp := spdiff.NewComparison(1)
+			if err := compareByKeyGroup(sp, sp, p, func(string) bool { return true }, cmp); err != nil {
+				t.Fatalf("%s: %v", opLabel(p.a), err)
 			}
-			defer sp.Close()
-			for _, p := range pairOperators(sp.Metadata, sp.Metadata) {
-				cmp := spdiff.NewComparison(1)
-				if err := compareByKeyGroup(sp, sp, p, func(string) bool { return true }, cmp); err != nil {
-					t.Fatalf("%s: %v", opLabel(p.a), err)
-				}
-				for _, s := range cmp.Finish() {
-					if s.Differs() || s.EntriesA != s.EntriesB {
-						t.Errorf("%s state %s differs from itself: %+v", opLabel(p.a), s.Name, s)
-					}
+			for _, s := range cmp.Finish() {
+				if s.Differs() || s.EntriesA != s.EntriesB {
+					t.Errorf("%s state %s differs from itself: %+v", opLabel(p.a), s.Name, s)
 				}
 			}
-			if code, out, errOut := runCLI("savepoint", "diff", dir, dir); code != 0 {
-				t.Errorf("exit %d: %s%s", code, out, errOut)
-			}
-		})
-	}
+		}
+		if code, out, errOut := runCLI("savepoint", "diff", dir, dir); code != 0 {
+			t.Errorf("exit %d: %s%s", code, out, errOut)
+		}
+	})
 }

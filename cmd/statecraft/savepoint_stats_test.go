@@ -30,11 +30,8 @@ func statsFixtures(t *testing.T) []string {
 	return dirs
 }
 
-// TestStatsCountsMatchDump: on every fixture, the entries, distinct keys and operator-state
-// elements stats counts are those of the records `savepoint dump` prints; the bytes of the key
-// groups, subtasks and states add up to one another, and for an uncompressed canonical savepoint
-// to the state files less their headers; each top key's entries are its records in the dump.
-func TestStatsCountsMatchDump(t *testing.T) {
+// eachFixture runs fn in a subtest on every fixture, opened.
+func eachFixture(t *testing.T, fn func(t *testing.T, dir string, sp *savepoint.Savepoint)) {
 	for _, dir := range statsFixtures(t) {
 		t.Run(filepath.Base(filepath.Dir(dir))+"/"+filepath.Base(dir), func(t *testing.T) {
 			sp, err := savepoint.Open(dir)
@@ -42,87 +39,97 @@ func TestStatsCountsMatchDump(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sp.Close()
-			checked := 0
-			for _, op := range sp.Metadata.Operators {
-				got, err := measureOperator(sp, op, 3)
-				if err != nil {
-					t.Fatalf("%s: %v", opLabel(op), err)
-				}
-				// What dump prints, counted the same way.
-				entries := map[string]int64{}
-				keys := map[string]map[string]int64{}
-				opKeys := map[string]bool{}
-				elements := map[string]int64{}
-				err = dumpOperator(sp, op, "", func(r dumpRecord) error {
-					if r.Operator != nil {
-						elements[r.Operator.State]++
-						return nil
-					}
-					k := r.Keyed
-					kj, err := json.Marshal(k.Key)
-					if err != nil {
-						return err
-					}
-					entries[k.State]++
-					if keys[k.State] == nil {
-						keys[k.State] = map[string]int64{}
-					}
-					keys[k.State][string(kj)]++
-					opKeys[string(kj)] = true
-					return nil
-				})
-				if err != nil {
-					t.Fatalf("%s: dump: %v", opLabel(op), err)
-				}
-				var total int64
-				for _, s := range got.States {
-					total += s.Entries
-					if s.Entries != entries[s.Name] {
-						t.Errorf("%s state %s: stats counts %d entries, dump prints %d", opLabel(op), s.Name, s.Entries, entries[s.Name])
-					}
-					if s.DistinctKeys != int64(len(keys[s.Name])) {
-						t.Errorf("%s state %s: stats counts %d distinct keys, dump prints %d", opLabel(op), s.Name, s.DistinctKeys, len(keys[s.Name]))
-					}
-					for i, k := range s.Top {
-						if n := keys[s.Name][string(k.Key)]; n != k.Entries {
-							t.Errorf("%s state %s: top key %s has %d entries, dump prints %d", opLabel(op), s.Name, k.Key, k.Entries, n)
-						}
-						if i > 0 && k.Bytes > s.Top[i-1].Bytes {
-							t.Errorf("%s state %s: top keys out of order: %v", opLabel(op), s.Name, s.Top)
-						}
-					}
-					if want := min(3, len(keys[s.Name])); len(s.Top) != want {
-						t.Errorf("%s state %s: %d top keys, want %d", opLabel(op), s.Name, len(s.Top), want)
-					}
-				}
-				var dumped int64
-				for _, n := range entries {
-					dumped += n
-				}
-				if total != dumped || got.Entries != dumped {
-					t.Errorf("%s: stats counts %d entries (%d by state), dump prints %d", opLabel(op), got.Entries, total, dumped)
-				}
-				if got.DistinctKeys != int64(len(opKeys)) {
-					t.Errorf("%s: stats counts %d distinct keys, dump prints %d", opLabel(op), got.DistinctKeys, len(opKeys))
-				}
-				var gotElems int
-				for _, s := range got.OperatorStates {
-					gotElems++
-					if s.Elements != elements[s.Name] {
-						t.Errorf("%s operator state %s: stats counts %d elements, dump prints %d", opLabel(op), s.Name, s.Elements, elements[s.Name])
-					}
-				}
-				if gotElems != len(elements) {
-					t.Errorf("%s: stats lists %d operator states, dump prints %d", opLabel(op), gotElems, len(elements))
-				}
-				checkStatsBytes(t, sp, got)
-				checked++
-			}
-			if checked == 0 {
-				t.Fatal("no operator checked")
-			}
+			fn(t, dir, sp)
 		})
 	}
+}
+
+// TestStatsCountsMatchDump: on every fixture, the entries, distinct keys and operator-state
+// elements stats counts are those of the records `savepoint dump` prints; the bytes of the key
+// groups, subtasks and states add up to one another, and for an uncompressed canonical savepoint
+// to the state files less their headers; each top key's entries are its records in the dump.
+func TestStatsCountsMatchDump(t *testing.T) {
+	eachFixture(t, func(t *testing.T, dir string, sp *savepoint.Savepoint) {
+		checked := 0
+		for _, op := range sp.Metadata.Operators {
+			got, err := measureOperator(sp, op, 3)
+			if err != nil {
+				t.Fatalf("%s: %v", opLabel(op), err)
+			}
+			// What dump prints, counted the same way.
+			entries := map[string]int64{}
+			keys := map[string]map[string]int64{}
+			opKeys := map[string]bool{}
+			elements := map[string]int64{}
+			err = dumpOperator(sp, op, "", func(r dumpRecord) error {
+				if r.Operator != nil {
+					elements[r.Operator.State]++
+					return nil
+				}
+				k := r.Keyed
+				kj, err := json.Marshal(k.Key)
+				if err != nil {
+					return err
+				}
+				entries[k.State]++
+				if keys[k.State] == nil {
+					keys[k.State] = map[string]int64{}
+				}
+				keys[k.State][string(kj)]++
+				opKeys[string(kj)] = true
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%s: dump: %v", opLabel(op), err)
+			}
+			var total int64
+			for _, s := range got.States {
+				total += s.Entries
+				if s.Entries != entries[s.Name] {
+					t.Errorf("%s state %s: stats counts %d entries, dump prints %d", opLabel(op), s.Name, s.Entries, entries[s.Name])
+				}
+				if s.DistinctKeys != int64(len(keys[s.Name])) {
+					t.Errorf("%s state %s: stats counts %d distinct keys, dump prints %d", opLabel(op), s.Name, s.DistinctKeys, len(keys[s.Name]))
+				}
+				for i, k := range s.Top {
+					if n := keys[s.Name][string(k.Key)]; n != k.Entries {
+						t.Errorf("%s state %s: top key %s has %d entries, dump prints %d", opLabel(op), s.Name, k.Key, k.Entries, n)
+					}
+					if i > 0 && k.Bytes > s.Top[i-1].Bytes {
+						t.Errorf("%s state %s: top keys out of order: %v", opLabel(op), s.Name, s.Top)
+					}
+				}
+				if want := min(3, len(keys[s.Name])); len(s.Top) != want {
+					t.Errorf("%s state %s: %d top keys, want %d", opLabel(op), s.Name, len(s.Top), want)
+				}
+			}
+			var dumped int64
+			for _, n := range entries {
+				dumped += n
+			}
+			if total != dumped || got.Entries != dumped {
+				t.Errorf("%s: stats counts %d entries (%d by state), dump prints %d", opLabel(op), got.Entries, total, dumped)
+			}
+			if got.DistinctKeys != int64(len(opKeys)) {
+				t.Errorf("%s: stats counts %d distinct keys, dump prints %d", opLabel(op), got.DistinctKeys, len(opKeys))
+			}
+			var gotElems int
+			for _, s := range got.OperatorStates {
+				gotElems++
+				if s.Elements != elements[s.Name] {
+					t.Errorf("%s operator state %s: stats counts %d elements, dump prints %d", opLabel(op), s.Name, s.Elements, elements[s.Name])
+				}
+			}
+			if gotElems != len(elements) {
+				t.Errorf("%s: stats lists %d operator states, dump prints %d", opLabel(op), gotElems, len(elements))
+			}
+			checkStatsBytes(t, sp, got)
+			checked++
+		}
+		if checked == 0 {
+			t.Fatal("no operator checked")
+		}
+	})
 }
 
 // checkStatsBytes checks that the bytes add up: key groups = subtasks = states + 2 per block =
