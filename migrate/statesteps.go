@@ -316,6 +316,16 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 		if r.KeyTo != "" {
 			swaps = append(swaps, swap{vs.Nested[0], r.KeyTo, "map keys", &rs.keyFrom, &rs.keyCodec})
 		}
+		var unchanged []string
+		for _, sw := range swaps {
+			if serializer.BasicType(sw.snap) == sw.to {
+				unchanged = append(unchanged, fmt.Sprintf("its %s are already %s", sw.what, sw.to))
+			}
+		}
+		if len(unchanged) == len(swaps) {
+			// Rewriting every value into the type it has would change nothing but the files.
+			return nil, nil, fmt.Errorf("state %q: %s; nothing to convert", r.State, strings.Join(unchanged, ", "))
+		}
 		for _, sw := range swaps {
 			t := sw.snap
 			from := serializer.BasicType(t)

@@ -181,6 +181,8 @@ func TestMigrateCLI(t *testing.T) {
 		{"run script, not verified", []string{"migrate", "run", script, src, "DST", "--no-verify"}, 0, "not verified: --no-verify", "", nil},
 		{"run missing script", []string{"migrate", "run", "nope.yaml", src, "DST"}, 1, "", "nope.yaml", nil},
 		{"retype", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "Long"}, 0, "Integer -> Long", "", nil},
+		{"retype to the type it has", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "count", "--to", "Long"}, 1, "",
+			"state \"count\": its values are already Long; nothing to convert\n", nil},
 		{"retype refused", []string{"migrate", "retype", src, "DST", "--operator", "uid:int-keyed", "--state", "names", "--to", "Long"}, 1, "", "does not parse", nil},
 		{"rename-state", []string{"migrate", "rename-state", src, "DST", "--operator", "uid:int-keyed", "--state", "seen", "--to", "seen2"}, 0, "seen", "", nil},
 		{"drop-state", []string{"migrate", "drop-state", src, "DST", "--operator", "uid:int-keyed", "--state", "seen"}, 0, "12 -> 0", "", nil},
