@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -279,15 +280,7 @@ func (r *remote) close() {
 }
 
 func putObject(ctx context.Context, dst storage.Store, name string, data []byte) error {
-	w, err := dst.Create(ctx, name)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(data); err != nil {
-		w.Abort()
-		return err
-	}
-	return w.Commit()
+	return storage.WriteFrom(ctx, dst, name, bytes.NewReader(data))
 }
 
 func uploadFile(ctx context.Context, dst storage.Store, name, file string) error {
@@ -296,13 +289,5 @@ func uploadFile(ctx context.Context, dst storage.Store, name, file string) error
 		return err
 	}
 	defer f.Close()
-	w, err := dst.Create(ctx, name)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, f); err != nil {
-		w.Abort()
-		return fmt.Errorf("upload %s to %s: %w", file, dst.Location().Join(name), err)
-	}
-	return w.Commit()
+	return storage.WriteFrom(ctx, dst, name, f)
 }

@@ -163,13 +163,22 @@ func copyThrough(ctx context.Context, to Store, dst string, src Store, srcName s
 		return err
 	}
 	defer in.Close()
-	w, err := to.Create(ctx, dst)
+	if err := WriteFrom(ctx, to, dst, io.NewSectionReader(in, 0, in.Size())); err != nil {
+		return fmt.Errorf("copy %s: %w", src.Location().Join(srcName), err)
+	}
+	return nil
+}
+
+// WriteFrom writes the object name of dst from r and commits it; on any error nothing is left
+// under the name.
+func WriteFrom(ctx context.Context, dst Store, name string, r io.Reader) error {
+	w, err := dst.Create(ctx, name)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(w, io.NewSectionReader(in, 0, in.Size())); err != nil {
+	if _, err := io.Copy(w, r); err != nil {
 		w.Abort()
-		return fmt.Errorf("copy %s to %s: %w", src.Location().Join(srcName), to.Location().Join(dst), err)
+		return fmt.Errorf("write %s: %w", dst.Location().Join(name), err)
 	}
 	return w.Commit()
 }
