@@ -66,6 +66,10 @@ type State struct {
 	MeanValue    float64  `json:"meanValue"`
 	MaxValue     int      `json:"maxValue"`
 	Top          []TopKey `json:"topKeys,omitempty"`
+	// TTL: the ages of the last-access timestamps at Options.At (TTL states only).
+	TTL *TTLAges `json:"ttl,omitempty"`
+	// Timers: when the timers fire relative to Options.At (timer states only).
+	Timers *TimerSpread `json:"timers,omitempty"`
 
 	top topHeap
 	cur map[string]*keyTotal // this key group's keys
@@ -98,8 +102,14 @@ type Groups struct {
 
 type keyTotal struct{ bytes, entries int64 }
 
-// Measure reads the keyed state of op and measures it; top is how many keys to keep per state.
-func Measure(sp *savepoint.Savepoint, op *metadata.OperatorState, top int) (*Operator, error) {
+// Options say what to measure besides sizes.
+type Options struct {
+	Top int   // keys to keep per state, by bytes
+	At  int64 // the time (epoch milliseconds) TTL ages and timer spreads are taken at
+}
+
+// Measure reads the keyed state of op and measures it.
+func Measure(sp *savepoint.Savepoint, op *metadata.OperatorState, opt Options) (*Operator, error) {
 	o := &Operator{ID: op.ID.String(), UID: op.UID, Name: op.Name, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism}
 	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
 	if err != nil {
@@ -115,7 +125,7 @@ func Measure(sp *savepoint.Savepoint, op *metadata.OperatorState, top int) (*Ope
 	}
 	byName := map[string]*State{}
 	for _, s := range subs {
-		if err := o.measureSubtask(s, byName, top); err != nil {
+		if err := o.measureSubtask(s, byName, opt); err != nil {
 			return nil, err
 		}
 	}
@@ -133,7 +143,7 @@ func Measure(sp *savepoint.Savepoint, op *metadata.OperatorState, top int) (*Ope
 	return o, nil
 }
 
-func (o *Operator) measureSubtask(s *keyed.Subtask, byName map[string]*State, top int) error {
+func (o *Operator) measureSubtask(s *keyed.Subtask, byName map[string]*State, opt Options) error {
 	if s.Native != nil {
 		o.Native = true
 	} else {
@@ -144,7 +154,7 @@ func (o *Operator) measureSubtask(s *keyed.Subtask, byName map[string]*State, to
 	for i, m := range s.Header.States {
 		st := byName[m.Name]
 		if st == nil {
-			st = &State{Name: m.Name, Kind: s.Decoder.States[i].Kind, top: topHeap{max: top}}
+			st = &State{Name: m.Name, Kind: s.Decoder.States[i].Kind, top: topHeap{max: opt.Top}}
 			byName[m.Name] = st
 			o.States = append(o.States, st)
 		}
@@ -195,6 +205,7 @@ func (o *Operator) measureSubtask(s *keyed.Subtask, byName map[string]*State, to
 		st.ValueBytes += int64(len(e.Value))
 		st.FrameBytes += frame
 		st.MaxValue = max(st.MaxValue, len(e.Value))
+		st.observeTime(&r, opt.At)
 		g := &o.KeyGroups.All[kg]
 		g.Entries++
 		g.Bytes += n + frame

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,6 +28,7 @@ func init() {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "operator", Usage: "only this operator: uid:NAME or hash:HEX"},
 				&cli.IntFlag{Name: "top", Value: 10, Usage: "how many keys to list per state, by bytes (0: none)"},
+				&cli.StringFlag{Name: "at", Value: "now", Usage: "`TIME` TTL ages and timers are taken at: now, now+DURATION, now-DURATION, RFC 3339 or epoch ms"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				wideFlag(),
 				quietFlag(),
@@ -65,6 +67,10 @@ func runSavepointStats(c *cli.Context) error {
 	if c.Int("top") < 0 {
 		return withCode(exitFailure, fmt.Errorf("savepoint stats: --top %d: want 0 or more", c.Int("top")))
 	}
+	at, err := parseAt(c.String("at"), time.Now())
+	if err != nil {
+		return withCode(exitFailure, fmt.Errorf("savepoint stats: %w", err))
+	}
 	sp, err := savepoint.Open(c.Args().First())
 	if err != nil {
 		return withCode(exitFailure, err)
@@ -82,7 +88,7 @@ func runSavepointStats(c *cli.Context) error {
 	pl := newProgressLine(progressOut(c), "savepoint stats")
 	for i, op := range ops {
 		pl.phase(fmt.Sprintf("reading operator %d/%d, %s", i+1, len(ops), opLabel(op)))
-		so, err := measureOperator(sp, op, c.Int("top"))
+		so, err := measureOperator(sp, op, stats.Options{Top: c.Int("top"), At: at})
 		if err != nil {
 			return withCode(exitFailure, fmt.Errorf("savepoint stats: operator %s: %w", opLabel(op), err))
 		}
@@ -114,8 +120,8 @@ func runSavepointStats(c *cli.Context) error {
 	return nil
 }
 
-func measureOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, top int) (statsOperator, error) {
-	m, err := stats.Measure(sp, op, top)
+func measureOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, opt stats.Options) (statsOperator, error) {
+	m, err := stats.Measure(sp, op, opt)
 	if err != nil {
 		return statsOperator{}, err
 	}
@@ -167,6 +173,7 @@ func printStats(w io.Writer, o statsOperator, width int) {
 			used, len(o.KeyGroups.All), o.KeyGroups.Skew)
 		keyGroupChart(w, o.KeyGroups.All, width)
 		printTopKeys(w, o.States)
+		printTimes(w, o.States)
 	}
 	if len(o.OperatorStates) > 0 {
 		fmt.Fprintln(w)
@@ -208,6 +215,43 @@ func printTopKeys(w io.Writer, states []*stats.State) {
 	}
 	t.Flush()
 }
+
+// printTimes prints the TTL ages and timer spreads of the states that have them.
+func printTimes(w io.Writer, states []*stats.State) {
+	for _, s := range states {
+		if a := s.TTL; a != nil {
+			var parts []string
+			for _, b := range a.Buckets {
+				if b.Count > 0 {
+					parts = append(parts, fmt.Sprintf("%s %d", b.Label, b.Count))
+				}
+			}
+			fmt.Fprintf(w, "\n  ttl %s: %s last accessed %s .. %s; ages at --at: %s\n", s.Name, english.Count(int(a.Values), "value"),
+				millisUTC(a.Oldest), millisUTC(a.Newest), strings.Join(parts, ", "))
+		}
+		if tm := s.Timers; tm != nil {
+			fmt.Fprintf(w, "\n  timers %s: earliest %s, latest %s; %d due before --at, %d an hour or more after\n",
+				s.Name, millisUTC(tm.Earliest), millisUTC(tm.Latest), tm.Due, tm.Later)
+			var most int64
+			for _, n := range tm.NextHour {
+				most = max(most, n)
+			}
+			if most > 0 {
+				var b strings.Builder
+				for _, n := range tm.NextHour {
+					if n == 0 {
+						b.WriteByte('.')
+					} else {
+						b.WriteRune(levels[int(float64(len(levels)-1)*float64(n)/float64(most))])
+					}
+				}
+				fmt.Fprintf(w, "  next hour, one column per minute: %s\n", b.String())
+			}
+		}
+	}
+}
+
+func millisUTC(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
 
 // subtaskBars draws one bar per subtask, scaled so that the largest fills what the line leaves.
 func subtaskBars(w io.Writer, gs []stats.Group, width int) {

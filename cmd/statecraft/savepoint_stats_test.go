@@ -52,7 +52,7 @@ func TestStatsCountsMatchDump(t *testing.T) {
 	eachFixture(t, func(t *testing.T, dir string, sp *savepoint.Savepoint) {
 		checked := 0
 		for _, op := range sp.Metadata.Operators {
-			got, err := measureOperator(sp, op, 3)
+			got, err := measureOperator(sp, op, stats.Options{Top: 3})
 			if err != nil {
 				t.Fatalf("%s: %v", opLabel(op), err)
 			}
@@ -247,7 +247,7 @@ func TestStatsMatchesOracleReading(t *testing.T) {
 				if i < 0 {
 					t.Fatalf("operator %s of the expectation is not in the savepoint", eo.UIDHash)
 				}
-				got, err := measureOperator(sp, sp.Metadata.Operators[i], 0)
+				got, err := measureOperator(sp, sp.Metadata.Operators[i], stats.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -312,5 +312,87 @@ func TestStatsMatchesOracleReading(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStatsTimes: on every fixture, the TTL timestamps and timer timestamps stats summarises are
+// those of the dump: counts, oldest/newest and earliest/latest; every value and timer lands in
+// exactly one bucket; at the newest access no age is in the future, at the earliest timer none
+// is due and those of the earliest millisecond fall in the first minute.
+func TestStatsTimes(t *testing.T) {
+	sawTTL, sawTimers := false, false
+	eachFixture(t, func(t *testing.T, dir string, sp *savepoint.Savepoint) {
+		for _, op := range sp.Metadata.Operators {
+			ttl := map[string][]int64{}
+			timers := map[string][]int64{}
+			if err := dumpOperator(sp, op, "", func(r dumpRecord) error {
+				if k := r.Keyed; k != nil {
+					switch ts := k.TTL.(type) {
+					case int64:
+						ttl[k.State] = append(ttl[k.State], ts)
+					case []int64:
+						ttl[k.State] = append(ttl[k.State], ts...)
+					}
+					if k.Kind == "timer" {
+						timers[k.State] = append(timers[k.State], k.Timestamp)
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for _, pass := range []string{"newest", "earliest"} {
+				var at int64
+				for _, ts := range ttl {
+					if pass == "newest" {
+						at = max(at, slices.Max(ts))
+					}
+				}
+				first := true
+				for _, ts := range timers {
+					if pass == "earliest" && (first || slices.Min(ts) < at) {
+						at, first = slices.Min(ts), false
+					}
+				}
+				got, err := measureOperator(sp, op, stats.Options{At: at})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range got.States {
+					if want := ttl[s.Name]; len(want) > 0 {
+						sawTTL = true
+						var inBuckets int64
+						for _, b := range s.TTL.Buckets {
+							inBuckets += b.Count
+						}
+						if s.TTL.Values != int64(len(want)) || inBuckets != s.TTL.Values || s.TTL.Oldest != slices.Min(want) || s.TTL.Newest != slices.Max(want) {
+							t.Errorf("%s state %s: ttl %+v; dump has %d timestamps %d..%d", opLabel(op), s.Name, s.TTL, len(want), slices.Min(want), slices.Max(want))
+						}
+						if pass == "newest" && s.TTL.Buckets[0].Count != 0 {
+							t.Errorf("%s state %s: %d ages in the future at the newest access", opLabel(op), s.Name, s.TTL.Buckets[0].Count)
+						}
+					} else if s.TTL != nil {
+						t.Errorf("%s state %s: ttl ages of a state without TTL timestamps", opLabel(op), s.Name)
+					}
+					if want := timers[s.Name]; len(want) > 0 {
+						sawTimers = true
+						tm := s.Timers
+						var sum int64
+						for _, n := range tm.NextHour {
+							sum += n
+						}
+						if tm.Earliest != slices.Min(want) || tm.Latest != slices.Max(want) || tm.Due+sum+tm.Later != int64(len(want)) {
+							t.Errorf("%s state %s: timers %+v; dump has %d timers %d..%d", opLabel(op), s.Name, tm, len(want), slices.Min(want), slices.Max(want))
+						}
+						if pass == "earliest" && tm.Earliest == at && (tm.Due != 0 || tm.NextHour[0] == 0) {
+							t.Errorf("%s state %s: at the earliest timer: %d due, %d in the first minute", opLabel(op), s.Name, tm.Due, tm.NextHour[0])
+						}
+					}
+				}
+			}
+		}
+	})
+	if !sawTTL || !sawTimers {
+		t.Errorf("fixtures had TTL values: %v, timers: %v; the test checks nothing without them", sawTTL, sawTimers)
 	}
 }
