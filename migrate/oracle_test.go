@@ -172,17 +172,24 @@ func TestOracleRenameUID(t *testing.T) {
 
 // TestOracleConvert: Flink 2.3.0 restores canonical savepoints statecraft converted from native
 // RocksDB savepoints, into the hashmap backend (an incremental native savepoint with
-// variable-length keys) and into RocksDB (windows, timers, max parallelism 256), finding exactly
-// what the State Processor API read from the native savepoint.
+// variable-length keys) and into RocksDB (windows, timers, max parallelism 256), and the
+// conversion of a retained incremental checkpoint directory into hashmap, finding exactly what
+// the State Processor API read from the native source.
 func TestOracleConvert(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel() // judges wait on the oracle servers, not on this process
 	for _, c := range []struct{ fixture, restoreWith string }{
 		{"native-types-incremental", "hashmap"},
 		{"native-window-maxpar-256", "rocksdb"},
+		// a job's retained incremental checkpoint directory, read at its latest chk-N
+		{"../checkpoints/native-chain", "hashmap"},
 	} {
-		t.Run(c.fixture, func(t *testing.T) {
-			dst, _ := run(t, fixture(t, c.fixture), Options{}, &Convert{})
+		t.Run(filepath.Base(c.fixture), func(t *testing.T) {
+			src := filepath.Join("..", "testdata", "savepoints", c.fixture)
+			if _, err := os.Stat(src); err != nil {
+				t.Skipf("fixture %s: %v", c.fixture, err)
+			}
+			dst, _ := run(t, src, Options{}, &Convert{})
 			dst, err := filepath.Abs(dst)
 			if err != nil {
 				t.Fatal(err)
