@@ -34,9 +34,15 @@ man: build
 	mkdir -p $(MANDIR)
 	bin/statecraft man $(MANDIR)
 
-# Everything a change must pass: formatting, vet, unit tests (no JVM), then the oracle conformance
-# run in which real Flink judges what statecraft writes.
-check: fmt-check vet test fuzz-brief oracle-check
+# Everything a change must pass: formatting, vet, the brief fuzzing, and every test, the unit tests
+# and the oracle conformance tests (*Oracle*, in which real Flink judges what statecraft writes) in
+# one go test run. The oracle servers start first and warm up while fuzz-brief runs, and the
+# judges then run alongside the CPU-bound unit tests of other packages.
+check: fmt-check vet
+	@set -e; $(ORACLE_START); \
+	$(MAKE) --no-print-directory fuzz-brief; \
+	$(ORACLE_WAIT); \
+	STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m ./...
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
@@ -60,19 +66,22 @@ test:
 ORACLE_SERVERS ?= $(FLINK_VERSION).1 $(FLINK_VERSION).2 1.20.0.1
 ORACLE_RUN ?= Oracle
 ORACLE_PKGS ?= ./...
-oracle-check:
-	@set -e; dir="$$(mktemp -d)"; pids=""; \
+# Shell snippets of one recipe: start the servers in a temporary directory ($$dir), stopped and
+# removed when the recipe's shell exits; wait until each listens (or stop if one died).
+ORACLE_START = dir="$$(mktemp -d)"; pids=""; \
 	trap 'kill $$pids 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$$dir"' EXIT; \
 	for s in $(ORACLE_SERVERS); do \
 	  FLINK_VERSION=$${s%.*} $(ORACLE) serve "$$dir/flink-$$s.sock" $$$$ > "$$dir/serve-$$s.log" 2>&1 & pids="$$pids $$!"; \
-	done; \
-	for s in $(ORACLE_SERVERS); do \
+	done
+ORACLE_WAIT = for s in $(ORACLE_SERVERS); do \
 	  until [ -S "$$dir/flink-$$s.sock" ]; do \
 	    for p in $$pids; do kill -0 $$p 2>/dev/null || { echo "an oracle server did not start:"; tail -n 30 "$$dir"/serve-*.log; exit 1; }; done; \
 	    sleep 0.2; \
 	  done; \
 	done; \
-	echo "oracle servers ready: $(ORACLE_SERVERS)"; \
+	echo "oracle servers ready: $(ORACLE_SERVERS)"
+oracle-check:
+	@set -e; $(ORACLE_START); $(ORACLE_WAIT); \
 	STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m -run '$(ORACLE_RUN)' $(ORACLE_PKGS)
 
 # Fuzz targets (package:Target), see FUZZING.md. `make fuzz` runs each for FUZZTIME (one worker
