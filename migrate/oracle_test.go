@@ -3,9 +3,7 @@ package migrate
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -462,8 +460,7 @@ func TestOracleFieldEvolution(t *testing.T) {
 func judgeRejects(t *testing.T, dir string, e expectation) {
 	t.Helper()
 	out, err := judgeSavepoint(t, dir, e)
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+	if oracletest.ExitCode(err) != 1 {
 		t.Fatalf("want the judge to reject %s (exit 1), got %v\n%s", dir, err, lastLine(out))
 	}
 	t.Logf("rejected as expected: %s", lastLine(out))
