@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -1105,15 +1106,39 @@ func TestAbsoluteHandlesBecomeRelative(t *testing.T) {
 }
 
 func TestEntryHashIsXXH3(t *testing.T) {
-	// The checksum is a documented function, not ad hoc: XXH3-64 of the value seeded with
-	// XXH3-64 of the key past its prefix. The empty input's XXH3-64 is the published
-	// 2D06800538D394C2, so the library is the function its name says.
+	// The checksum is a documented function, not ad hoc: XXH3-64, seeded with the key's length
+	// past its prefix, of the key past its prefix, the value's length and the value. The empty
+	// input's XXH3-64 is the published 2D06800538D394C2, so the library is that function.
 	if got := xxh3.Hash(nil); got != 0x2D06800538D394C2 {
 		t.Fatalf("XXH3-64 of nothing = %x", got)
 	}
 	key, val := []byte{7, 1, 2, 3}, []byte("value")
-	if got, want := entryHash(key, 1, val), xxh3.HashSeed(val, xxh3.Hash(key[1:])); got != want {
+	want := xxh3.HashSeed([]byte{1, 2, 3, 0, 0, 0, 5, 'v', 'a', 'l', 'u', 'e'}, 3)
+	if got := entryHash(key, 1, val); got != want {
 		t.Errorf("entryHash %x, want %x", got, want)
+	}
+	// The same entry as it lies in a block (one buffer: prefix, key, value length, value) is
+	// hashed in place, to the same sum; so are long entries, empty values and bare prefixes.
+	cases := []struct {
+		prefix     int
+		key, value []byte
+	}{
+		{1, key, val},
+		{2, []byte{0, 9, 4, 5}, []byte{}},
+		{1, []byte{3}, []byte("x")},
+		{2, []byte{1, 2}, bytes.Repeat([]byte("v"), 300)},
+		{1, append([]byte{5}, bytes.Repeat([]byte("k"), 90)...), bytes.Repeat([]byte("w"), 70)},
+	}
+	for i, c := range cases {
+		block := binary.BigEndian.AppendUint32(nil, uint32(len(c.key)))
+		block = append(block, c.key...)
+		block = binary.BigEndian.AppendUint32(block, uint32(len(c.value)))
+		block = append(block, c.value...)
+		k := block[4 : 4+len(c.key)]
+		v := block[8+len(c.key):]
+		if got, want := entryHash(k, c.prefix, v), entryHash(bytes.Clone(c.key), c.prefix, bytes.Clone(c.value)); got != want {
+			t.Errorf("case %d: in place %x, copied %x", i, got, want)
+		}
 	}
 	// The prefix is not hashed; how bytes split between key and value is.
 	if entryHash([]byte{9, 1, 2, 3}, 1, val) != entryHash(key, 1, val) {
