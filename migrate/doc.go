@@ -48,9 +48,12 @@
 // # Verification
 //
 // Before the rename, the staging directory is opened like any savepoint and, per operator and
-// per state, the number of entries and an order-independent checksum (the sum of FNV-1a hashes
-// of each entry's key without its key-group prefix and its value; of each operator-state
-// element's bytes) are compared with the source's, transformed as the steps promise (a renamed
-// operator keeps its sums under its new id; a rescale keeps every sum, because only key-group
-// prefixes and the placement of entries change; a dropped state or operator disappears).
+// per state, the number of entries and an order-independent checksum (the sum of XXH3-64 hashes
+// of each entry's key without its key-group prefix and its value, see entryHash; of each
+// operator-state element's bytes) are compared with the source's, transformed as the steps
+// promise (a renamed operator keeps its sums under its new id; a rescale keeps every sum,
+// because only key-group prefixes and the placement of entries change; a dropped state or
+// operator disappears). The source's sums are taken before the first step, except for the
+// operators a first rescale reads in full anyway: its split path sums their entries as it
+// reads them, and anything it leaves unsummed is summed from the source right after it.
 package migrate
