@@ -27,14 +27,7 @@ func TestBlockBuilderSameAsWriteKeyGroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := blocks{name: f.name, h: h, prefix: PrefixLen(f.maxPar)}
-		for i, e := range f.entries {
-			if i == 0 || e.KeyGroup != f.entries[i-1].KeyGroup {
-				c.runs = append(c.runs, nil)
-			}
-			c.runs[len(c.runs)-1] = append(c.runs[len(c.runs)-1], e)
-		}
-		cases = append(cases, c)
+		cases = append(cases, blocks{name: f.name, h: h, prefix: PrefixLen(f.maxPar), runs: keyGroupRuns(f.entries)})
 	}
 	// Made-up blocks on the first fixture's header: states in and out of runs.
 	h := cases[0].h
@@ -95,4 +88,16 @@ func TestBlockBuilderSameAsWriteKeyGroup(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keyGroupRuns splits a fixture's entries (in file order) into its key groups' blocks.
+func keyGroupRuns(entries []Entry) [][]Entry {
+	var runs [][]Entry
+	for i, e := range entries {
+		if i == 0 || e.KeyGroup != entries[i-1].KeyGroup {
+			runs = append(runs, nil)
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], e)
+	}
+	return runs
 }

@@ -21,14 +21,7 @@ func TestStreamSameAsWriteKeyGroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Key groups in file order (entries are in file order, one run per key group).
-		var runs [][]Entry
-		for i, e := range f.entries {
-			if i == 0 || e.KeyGroup != f.entries[i-1].KeyGroup {
-				runs = append(runs, nil)
-			}
-			runs[len(runs)-1] = append(runs[len(runs)-1], e)
-		}
+		runs := keyGroupRuns(f.entries)
 		for _, compressed := range []bool{false, true} {
 			hh := withCompression(h, compressed)
 			var want, got bytes.Buffer
