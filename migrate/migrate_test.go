@@ -1308,3 +1308,22 @@ func TestExampleScripts(t *testing.T) {
 		})
 	}
 }
+
+// TestDryRunCountsFollowEarlierStateEdits: a retype after a state rename and a state drop reports
+// in the dry run what the run reports (run compares them): the dry run scans the unchanged source,
+// which still has the old names, so its counts must come from what the earlier steps did. Without
+// STATECRAFT_ORACLE this is the check TestOracleStateEdits makes before its judge.
+func TestDryRunCountsFollowEarlierStateEdits(t *testing.T) {
+	op := mustSel(t, "uid:int-keyed")
+	for _, first := range []Step{nil, &Rescale{MaxParallelism: 200, Parallelism: 1}} {
+		steps := []Step{
+			&RenameState{Operator: op, From: "names", To: "labels"},
+			&DropState{Operator: op, State: "minmax"},
+			&Retype{Operator: op, State: "count", To: "Integer"},
+		}
+		if first != nil {
+			steps = append([]Step{first}, steps...)
+		}
+		run(t, fixture(t, "keyed-rocksdb-compressed"), Options{}, steps...)
+	}
+}

@@ -400,6 +400,7 @@ func (r *Retype) apply(s *session) (*StepReport, error) {
 	if !found {
 		return nil, fmt.Errorf("operator %s has no keyed state %q", Label(op), r.State)
 	}
+	before, after = s.dryRunCounts(op.ID, before, after)
 	if d := s.digest[op.ID]; d != nil {
 		d.Keyed[r.State] = sums[r.State]
 	}

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/uid"
@@ -123,6 +124,19 @@ func (s *session) digestCounts(id metadata.OperatorID) map[string]int {
 		}
 	}
 	return out
+}
+
+// dryRunCounts returns the entries per state a value-rewriting step (retype, field changes)
+// reports: in a dry run, which scans the source files as they are, the digest's counts after the
+// steps so far, so that a state an earlier step renamed or dropped is reported as the run reports
+// it; otherwise what the step scanned.
+func (s *session) dryRunCounts(id metadata.OperatorID, before, after map[string]int) (map[string]int, map[string]int) {
+	if s.opt.DryRun {
+		if c := s.digestCounts(id); c != nil {
+			return c, maps.Clone(c)
+		}
+	}
+	return before, after
 }
 
 // keyedCounts returns the entry count per keyed state the digest holds for id (nil without one).
