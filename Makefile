@@ -40,9 +40,10 @@ man: build
 # judges then run alongside the CPU-bound unit tests of other packages.
 check: fmt-check vet
 	@set -e; $(ORACLE_START); \
-	$(MAKE) --no-print-directory fuzz-brief; \
+	$(MAKE) --no-print-directory fuzz-brief; echo "fuzz-brief: $$SECONDS s"; \
 	$(ORACLE_WAIT); \
-	STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m ./...
+	t=$$SECONDS; STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m ./...; \
+	echo "go test (unit and oracle): $$((SECONDS - t)) s"
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
