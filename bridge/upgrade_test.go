@@ -233,8 +233,7 @@ func TestOracleUpgradeRestores(t *testing.T) {
 
 func judgeRestore(t *testing.T, planFile, sp, spec string) (string, error) {
 	t.Helper()
-	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
-	out, err := oracletest.Run(t, "judge-restore", abs(planFile), abs(sp), abs(spec))
+	out, err := oracletest.Run(t, "judge-restore", oracletest.Abs(t, planFile), oracletest.Abs(t, sp), oracletest.Abs(t, spec))
 	s := string(out)
 	if len(s) > 4000 {
 		s = s[len(s)-4000:]

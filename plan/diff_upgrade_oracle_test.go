@@ -48,14 +48,7 @@ func TestOracleFlink120Upgrade(t *testing.T) {
 // output and its exit code.
 func judgeUpgrade(t *testing.T, planFile, spec, sp string) (string, int) {
 	t.Helper()
-	abs := func(p string) string {
-		a, err := filepath.Abs(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
-	b, err := oracletest.Run(t, "judge-plan", abs(planFile), abs(spec), abs(sp))
+	b, err := oracletest.Run(t, "judge-plan", oracletest.Abs(t, planFile), oracletest.Abs(t, spec), oracletest.Abs(t, sp))
 	var lines []string
 	for _, l := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(l, "judge-plan") || strings.HasPrefix(l, "  sink") {
