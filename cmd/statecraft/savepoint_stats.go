@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/statecraft/statecraft/internal/english"
+	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/stats"
@@ -145,16 +146,16 @@ func measureOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, opt st
 }
 
 func printStats(w io.Writer, o statsOperator, width int) {
-	fmt.Fprintf(w, "operator %s (hash %s), parallelism %d, max parallelism %d\n",
-		statsLabel(o.Operator), o.ID, o.Parallelism, o.MaxParallelism)
+	fmt.Fprint(w, fitProse(w, fmt.Sprintf("operator %s (hash %s), parallelism %d, max parallelism %d\n",
+		statsLabel(o.Operator), o.ID, o.Parallelism, o.MaxParallelism)))
 	if len(o.States) > 0 {
 		where := fmt.Sprintf("in key-group blocks (%s stored)", humanBytes(o.StoredBytes))
 		if o.Native {
 			where = "of keys and values (native RocksDB files: no block framing)"
 		}
-		fmt.Fprintf(w, "  %s, %s, %s %s\n\n",
-			english.Count(int(o.Entries), "entry"), english.Count(int(o.DistinctKeys), "distinct key"), humanBytes(o.Bytes), where)
-		t := newTable(w)
+		fmt.Fprint(w, fitProse(w, fmt.Sprintf("  %s, %s, %s %s\n\n",
+			english.Count(int(o.Entries), "entry"), english.Count(int(o.DistinctKeys), "distinct key"), humanBytes(o.Bytes), where)))
+		t := newTable(w, statsStateColumns...)
 		fmt.Fprintln(t, "  STATE\tKIND\tENTRIES\tKEYS\tKEY BYTES\tVALUE BYTES\tFRAME BYTES\tMEAN VALUE\tMAX VALUE")
 		for _, s := range o.States {
 			fmt.Fprintf(t, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\n", s.Name, s.Kind, s.Entries, s.DistinctKeys,
@@ -169,15 +170,15 @@ func printStats(w io.Writer, o statsOperator, width int) {
 				used++
 			}
 		}
-		fmt.Fprintf(w, "\n  key groups: %d of %d hold entries (skew %.2f); one column per key group, height by bytes, '.' empty\n",
-			used, len(o.KeyGroups.All), o.KeyGroups.Skew)
+		fmt.Fprint(w, fitProse(w, fmt.Sprintf("\n  key groups: %d of %d hold entries (skew %.2f); one column per key group, height by bytes, '.' empty\n",
+			used, len(o.KeyGroups.All), o.KeyGroups.Skew)))
 		keyGroupChart(w, o.KeyGroups.All, width)
 		printTopKeys(w, o.States)
 		printTimes(w, o.States)
 	}
 	if len(o.OperatorStates) > 0 {
 		fmt.Fprintln(w)
-		t := newTable(w)
+		t := newTable(w, fittable.Column{Header: "  OPERATOR STATE", Elide: true, MinWidth: 12}, fittable.Column{Header: "ELEMENTS", Elide: true, MinWidth: 8})
 		fmt.Fprintln(t, "  OPERATOR STATE\tMODE\tELEMENTS")
 		for _, s := range o.OperatorStates {
 			n := strconv.FormatInt(s.Elements, 10)
@@ -188,6 +189,29 @@ func printStats(w io.Writer, o statsOperator, width int) {
 		}
 		t.Flush()
 	}
+}
+
+// statsStateColumns say how the state table gives way on a narrow terminal: short headers, then
+// the frame bytes, mean and largest value go (the sizes that matter most stay), then names are cut.
+var statsStateColumns = []fittable.Column{
+	{Header: "  STATE", Elide: true, MinWidth: 12}, {Header: "KIND", Elide: true, MinWidth: 6},
+	{Header: "KEY BYTES", Short: "KEY B"}, {Header: "VALUE BYTES", Short: "VALUE B"},
+	{Header: "FRAME BYTES", Short: "FRAME", Drop: 3}, {Header: "MEAN VALUE", Short: "MEAN", Drop: 2},
+	{Header: "MAX VALUE", Short: "MAX", Drop: 1},
+}
+
+// fitProse wraps each line of s to the width tables fit on w (none with --wide or without a
+// terminal or COLUMNS), keeping its newlines.
+func fitProse(w io.Writer, s string) string {
+	tw, ok := w.(tableWriter)
+	if !ok || tw.width <= 0 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.Join(fittable.Wrap(l, tw.width), "\n")
+	}
+	return strings.Join(lines, "\n")
 }
 
 func statsLabel(o *stats.Operator) string {
@@ -206,7 +230,7 @@ func printTopKeys(w io.Writer, states []*stats.State) {
 		return
 	}
 	fmt.Fprintln(w, "\n  top keys by bytes")
-	t := newTable(w)
+	t := newTable(w, fittable.Column{Header: "  STATE", Elide: true, MinWidth: 12}, fittable.Column{Header: "KEY", Elide: true, MinWidth: 8})
 	fmt.Fprintln(t, "  STATE\tKEY\tBYTES\tENTRIES")
 	for _, s := range states {
 		for _, k := range s.Top {
@@ -226,12 +250,12 @@ func printTimes(w io.Writer, states []*stats.State) {
 					parts = append(parts, fmt.Sprintf("%s %d", b.Label, b.Count))
 				}
 			}
-			fmt.Fprintf(w, "\n  ttl %s: %s last accessed %s .. %s; ages at --at: %s\n", s.Name, english.Count(int(a.Values), "value"),
-				millisUTC(a.Oldest), millisUTC(a.Newest), strings.Join(parts, ", "))
+			fmt.Fprint(w, fitProse(w, fmt.Sprintf("\n  ttl %s: %s last accessed %s .. %s; ages at --at: %s\n", s.Name, english.Count(int(a.Values), "value"),
+				millisUTC(a.Oldest), millisUTC(a.Newest), strings.Join(parts, ", "))))
 		}
 		if tm := s.Timers; tm != nil {
-			fmt.Fprintf(w, "\n  timers %s: earliest %s, latest %s; %d due before --at, %d an hour or more after\n",
-				s.Name, millisUTC(tm.Earliest), millisUTC(tm.Latest), tm.Due, tm.Later)
+			fmt.Fprint(w, fitProse(w, fmt.Sprintf("\n  timers %s: earliest %s, latest %s; %d due before --at, %d an hour or more after\n",
+				s.Name, millisUTC(tm.Earliest), millisUTC(tm.Latest), tm.Due, tm.Later)))
 			var most int64
 			for _, n := range tm.NextHour {
 				most = max(most, n)

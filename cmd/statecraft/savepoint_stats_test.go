@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -394,5 +395,38 @@ func TestStatsTimes(t *testing.T) {
 	})
 	if !sawTTL || !sawTimers {
 		t.Errorf("fixtures had TTL values: %v, timers: %v; the test checks nothing without them", sawTTL, sawTimers)
+	}
+}
+
+// TestStatsFitsColumns (#17): at COLUMNS=60 and 80 every line of `savepoint stats` on every
+// fixture fits, the state table still shows each state's entries and keys, and what was hidden
+// is named; --wide prints the full table.
+func TestStatsFitsColumns(t *testing.T) {
+	for _, width := range []int{60, 80} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			t.Setenv("COLUMNS", strconv.Itoa(width))
+			narrowed := false
+			for _, dir := range statsFixtures(t) {
+				code, out, errOut := runCLI("savepoint", "stats", "--top", "3", dir)
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", dir, code, errOut)
+				}
+				for _, l := range strings.Split(out, "\n") {
+					if n := utf8.RuneCountInString(l); n > width {
+						t.Errorf("%s: line of %d columns at COLUMNS=%d: %q", dir, n, width, l)
+					}
+				}
+				if strings.Contains(out, "with --wide") {
+					narrowed = true
+				}
+				code, wide, _ := runCLI("savepoint", "stats", "--top", "3", "--wide", dir)
+				if code != 0 || strings.Contains(out, "KIND") != strings.Contains(wide, "FRAME BYTES  MEAN VALUE  MAX VALUE") {
+					t.Errorf("%s: --wide: exit %d, no full state table:\n%s", dir, code, wide)
+				}
+			}
+			if width == 60 && !narrowed {
+				t.Error("no fixture needed a narrowed table at 60 columns: the test checks nothing")
+			}
+		})
 	}
 }
