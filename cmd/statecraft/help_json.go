@@ -29,6 +29,7 @@ type jsonDoc struct {
 // hand (MarshalJSON), so they are spelled out here, and the test holds them to real output.
 type (
 	dumpKeyedLine struct {
+		Operator  string `json:"operator,omitempty"` // only without --operator (all operators)
 		State     string `json:"state"`
 		KeyGroup  int    `json:"keyGroup"`
 		Key       any    `json:"key"`
@@ -38,12 +39,22 @@ type (
 		TTL       any    `json:"ttlTimestamp,omitempty"`
 	}
 	dumpTimerLine struct {
+		Operator  string `json:"operator,omitempty"`
 		State     string `json:"state"`
 		KeyGroup  int    `json:"keyGroup"`
 		Kind      string `json:"kind"`
 		Key       any    `json:"key"`
 		Namespace any    `json:"namespace"`
 		Timestamp int64  `json:"timestamp"`
+	}
+	dumpOperatorLine struct {
+		Operator string `json:"operator,omitempty"`
+		State    string `json:"state"`
+		Mode     string `json:"mode"`
+		Subtask  int32  `json:"subtask"`
+		Index    int    `json:"index"`
+		Key      any    `json:"key,omitempty"`
+		Value    any    `json:"value"`
 	}
 	// impactJSON is `plan ttl impact --json`.
 	impactJSON = struct {
@@ -76,9 +87,9 @@ var jsonDocs = []jsonDoc{
 	{"savepoint offsets --json", reflect.TypeFor[offsetsJSON](), ""},
 	{"savepoint stats --json", reflect.TypeFor[statsJSON](), "bytes of uncompressed key-group blocks; key: a decoded key"},
 	{"savepoint diff --json", reflect.TypeFor[diffJSON](), "match is id, name, only in A or only in B; samples are decoded (old: A's value, new: B's)"},
-	{"savepoint dump --format jsonl (keyed state)", reflect.TypeFor[dumpKeyedLine](), "one JSON object per line; list state: value is the list; values are decoded Java values ({serializer, base64} when unknown)"},
+	{"savepoint dump --format jsonl (keyed state)", reflect.TypeFor[dumpKeyedLine](), "one JSON object per line; operator (uid:NAME or hash:HEX) only without --operator; list state: value is the list; values are decoded Java values ({serializer, base64} when unknown)"},
 	{"savepoint dump --format jsonl (timers)", reflect.TypeFor[dumpTimerLine](), "kind is event or processing"},
-	{"savepoint dump --format jsonl (operator state)", reflect.TypeFor[operatorRecord](), "mode is split, union or broadcast; broadcast lines always carry key"},
+	{"savepoint dump --format jsonl (operator state)", reflect.TypeFor[dumpOperatorLine](), "mode is split, union or broadcast; broadcast lines always carry key"},
 	{"migrate ... --report FILE", reflect.TypeFor[*migrate.Report](), "also written by --dry-run"},
 }
 

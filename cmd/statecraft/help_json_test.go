@@ -47,6 +47,10 @@ func TestJSONSchemasMatchOutput(t *testing.T) {
 		{"savepoint dump --format jsonl (timers)", []string{"savepoint", "dump", filepath.Join(sp, "window-hashmap"), "--operator", "uid:window-agg"}, true},
 		{"savepoint dump --format jsonl (operator state)", []string{"savepoint", "dump", filepath.Join(sp, "operator-state"), "--operator", "uid:buffer-map"}, true},
 		{"savepoint dump --format jsonl (operator state)", []string{"savepoint", "dump", filepath.Join(sp, "operator-state"), "--operator", "uid:broadcast-proc"}, true},
+		// Without --operator: every operator, each line naming it.
+		{"savepoint dump --format jsonl (keyed state)", []string{"savepoint", "dump", filepath.Join(sp, "operator-state")}, true},
+		{"savepoint dump --format jsonl (timers)", []string{"savepoint", "dump", filepath.Join(sp, "window-hashmap")}, true},
+		{"savepoint dump --format jsonl (operator state)", []string{"savepoint", "dump", filepath.Join(sp, "operator-state")}, true},
 		{"migrate ... --report FILE", []string{"migrate", "rescale", filepath.Join(sp, "keyed-hashmap"), filepath.Join(t.TempDir(), "out"), "--max-parallelism", "256", "--report", report}, false},
 	}
 	tested := map[string]bool{}

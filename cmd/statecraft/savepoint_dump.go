@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,15 +27,17 @@ func init() {
 	register([]string{"savepoint"}, func() *cli.Command {
 		return &cli.Command{
 			Name:      "dump",
-			Usage:     "print the state of one operator: one record per key (and namespace, map key), timer and operator-state element",
+			Usage:     "print the state of one operator (or of all): one record per key (and namespace, map key), timer and operator-state element",
 			ArgsUsage: "PATH (a savepoint directory or its _metadata file)",
 			Description: "Keyed records: {state, keyGroup, key, namespace, userKey, value[, ttlTimestamp]}.\n" +
 				"Timers: {state, keyGroup, kind, key, namespace, timestamp}.\n" +
 				"Operator state: {state, mode, subtask, index[, key], value}.\n" +
-				"Values whose serializer statecraft cannot decode are shown as {serializer, base64}.",
+				"Values whose serializer statecraft cannot decode are shown as {serializer, base64}.\n" +
+				"Without --operator every operator is dumped into one stream, each record naming its operator\n" +
+				"first ({\"operator\": \"uid:NAME\" or \"hash:HEX\", ...}; an operator column in csv and table).",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX (the 32-hex-digit operator id)", Required: true},
-				&cli.StringFlag{Name: "state", Usage: "only the state with this name"},
+				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX (the 32-hex-digit operator id); default: every operator"},
+				&cli.StringFlag{Name: "state", Usage: "only the state with this name (without --operator: of every operator that has one)"},
 				&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "jsonl, csv or table"},
 				wideFlag(),
 				quietFlag(),
@@ -91,14 +95,17 @@ func runSavepointDump(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer sp.Close()
+	if c.Bool("wide") && format != "table" {
+		return withCode(exitFailure, fmt.Errorf("savepoint dump: --wide is for --format table; jsonl and csv are never cut"))
+	}
+	if c.String("operator") == "" {
+		return dumpAll(c, sp, format)
+	}
 	op, err := findOperator(sp.Metadata, c.String("operator"))
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
-	if c.Bool("wide") && format != "table" {
-		return withCode(exitFailure, fmt.Errorf("savepoint dump: --wide is for --format table; jsonl and csv are never cut"))
-	}
-	out := newDumpWriter(tableOut(c), format)
+	out := newDumpWriter(tableOut(c), format, false)
 	var prog io.Writer
 	if !isTerminalWriter(c.App.Writer) {
 		prog = progressOut(c)
@@ -127,6 +134,63 @@ func runSavepointDump(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// dumpAll dumps every operator of the savepoint, in _metadata's order, into one stream whose
+// records each name their operator, so one file holds the whole savepoint's state (what
+// `savepoint create --like` takes back). --state selects that state in every operator that has
+// it; an operator without it is skipped, and a name no operator has is an error.
+func dumpAll(c *cli.Context, sp *savepoint.Savepoint, format string) error {
+	state := c.String("state")
+	out := newDumpWriter(tableOut(c), format, true)
+	var prog io.Writer
+	if !isTerminalWriter(c.App.Writer) {
+		prog = progressOut(c)
+	}
+	pl := newProgressLine(prog, "savepoint dump")
+	records, found := 0, state == ""
+	var all []string
+	for _, op := range sp.Metadata.Operators {
+		names := stateNames(sp, op)
+		all = append(all, names...)
+		if state != "" && !slices.Contains(names, state) {
+			continue
+		}
+		if len(names) == 0 {
+			continue
+		}
+		found = true
+		out.op = opLabel(op)
+		if err := dumpOperator(sp, op, state, func(r dumpRecord) error {
+			records++
+			pl.add(1)
+			return out.write(r)
+		}); err != nil {
+			pl.done()
+			out.flush()
+			return withCode(exitFailure, fmt.Errorf("savepoint dump: operator %s: %w", opLabel(op), err))
+		}
+	}
+	pl.done()
+	if err := out.flush(); err != nil {
+		return withCode(exitFailure, err)
+	}
+	if !found {
+		slices.Sort(all)
+		return withCode(exitFailure, fmt.Errorf("savepoint dump: --state %q: no operator has a state of that name (the savepoint has %s)", state, orNone(slices.Compact(all))))
+	}
+	if records == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "statecraft: savepoint dump: the savepoint holds no records\n")
+	}
+	return nil
+}
+
+// orNone joins names, or says there are none.
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "no state"
+	}
+	return strings.Join(names, ", ")
 }
 
 // orList names the state selected, or all of names.
@@ -287,12 +351,15 @@ type dumpWriter struct {
 	header bool
 	rows   [][]string // table only: kept until flush, so columns that stay empty can be left out
 	err    error
+	// withOp: every record names its operator (a dump of all operators), op is the current one.
+	withOp bool
+	op     string
 }
 
 var dumpColumns = []string{"state", "subtask", "keyGroup", "key", "namespace", "userKey", "value", "ttlTimestamp", "kind", "timestamp", "mode", "index"}
 
-func newDumpWriter(w io.Writer, format string) *dumpWriter {
-	d := &dumpWriter{format: format}
+func newDumpWriter(w io.Writer, format string, withOp bool) *dumpWriter {
+	d := &dumpWriter{format: format, withOp: withOp}
 	switch format {
 	case "jsonl":
 		d.bw = bufio.NewWriterSize(w, 64<<10)
@@ -301,7 +368,7 @@ func newDumpWriter(w io.Writer, format string) *dumpWriter {
 	case "csv":
 		d.csv = csv.NewWriter(w)
 	case "table":
-		d.tab = newTable(w, fittable.Column{Header: "state", Elide: true}, fittable.Column{Header: "key", Elide: true},
+		d.tab = newTable(w, fittable.Column{Header: "operator", Elide: true}, fittable.Column{Header: "state", Elide: true}, fittable.Column{Header: "key", Elide: true},
 			fittable.Column{Header: "namespace", Elide: true}, fittable.Column{Header: "userKey", Elide: true},
 			fittable.Column{Header: "value", Elide: true, MinWidth: 16}, fittable.Column{Header: "subtask", Drop: 1},
 			fittable.Column{Header: "keyGroup", Short: "kg"})
@@ -326,7 +393,25 @@ func cell(v any) string {
 	return string(b)
 }
 
+// row is the record's cells under dumpColumns, with the operator's in front when records name
+// their operator.
 func (d *dumpWriter) row(r dumpRecord) []string {
+	row := d.cells(r)
+	if d.withOp {
+		row = append([]string{d.op}, row...)
+	}
+	return row
+}
+
+// columns are the CSV and table columns.
+func (d *dumpWriter) columns() []string {
+	if d.withOp {
+		return append([]string{"operator"}, dumpColumns...)
+	}
+	return dumpColumns
+}
+
+func (d *dumpWriter) cells(r dumpRecord) []string {
 	row := make([]string, len(dumpColumns))
 	if k := r.Keyed; k != nil {
 		row[0], row[2] = k.State, strconv.Itoa(k.KeyGroup)
@@ -355,7 +440,7 @@ func (d *dumpWriter) write(r dumpRecord) error {
 	case "csv":
 		if !d.header {
 			d.header = true
-			d.csv.Write(dumpColumns)
+			d.csv.Write(d.columns())
 		}
 		d.err = d.csv.Write(d.row(r))
 	case "table":
@@ -368,7 +453,8 @@ func (d *dumpWriter) write(r dumpRecord) error {
 // dump of one value state is not padded with the columns of timers and operator state.
 func (d *dumpWriter) writeTable() {
 	var keep []int
-	for c := range dumpColumns {
+	cols := d.columns()
+	for c := range cols {
 		for _, r := range d.rows {
 			if r[c] != "" {
 				keep = append(keep, c)
@@ -383,7 +469,7 @@ func (d *dumpWriter) writeTable() {
 		}
 		fmt.Fprintln(d.tab, strings.Join(out, "\t"))
 	}
-	line(dumpColumns)
+	line(cols)
 	for _, r := range d.rows {
 		line(r)
 	}
@@ -394,16 +480,39 @@ func (d *dumpWriter) writeTable() {
 // cost; operator-state records, few and rarely dumped in bulk, keep the encoder. A record
 // AppendJSON refuses goes through the encoder too, so the error is the encoder's.
 func (d *dumpWriter) writeJSON(r dumpRecord) error {
-	if r.Keyed == nil {
-		return d.enc.Encode(r)
+	var b []byte
+	var err error
+	if r.Keyed != nil {
+		b, err = r.Keyed.AppendJSON(d.buf[:0])
 	}
-	b, err := r.Keyed.AppendJSON(d.buf[:0])
-	if err != nil {
-		return d.enc.Encode(r)
+	if r.Keyed == nil || err != nil {
+		if !d.withOp {
+			return d.enc.Encode(r)
+		}
+		// The encoder's bytes (HTML not escaped, as without --operator), newline dropped.
+		var jb bytes.Buffer
+		enc := json.NewEncoder(&jb)
+		enc.SetEscapeHTML(false)
+		if err = enc.Encode(r); err != nil {
+			return err
+		}
+		b = bytes.TrimSuffix(jb.Bytes(), []byte("\n"))
+	}
+	if d.withOp {
+		// {"operator":"uid:NAME", then the record's own fields: the operator comes first so
+		// that a reader (create --like) knows where a record goes before reading its values.
+		head := append(append([]byte(`{"operator":`), mustJSONString(d.op)...), ',')
+		b = append(head, b[1:]...)
 	}
 	d.buf = append(b, '\n')
 	_, err = d.bw.Write(d.buf)
 	return err
+}
+
+// mustJSONString quotes s as JSON (a string always encodes).
+func mustJSONString(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
 }
 
 func (d *dumpWriter) flush() error {
