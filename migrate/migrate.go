@@ -340,6 +340,16 @@ func (s *session) sumPending() error {
 // instead of the source being read once more just for the digest: the operators a first
 // Rescale rescales.
 func readByFirstStep(steps []Step, m *metadata.Metadata) map[metadata.OperatorID]bool {
+	if _, ok := steps[0].(*Load); ok {
+		// A load replaces all keyed state: its sums are those of what it writes.
+		ids := map[metadata.OperatorID]bool{}
+		for _, op := range m.Operators {
+			if hasKeyed(op) {
+				ids[op.ID] = true
+			}
+		}
+		return ids
+	}
 	r, ok := steps[0].(*Rescale)
 	if !ok {
 		return nil

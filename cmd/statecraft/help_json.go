@@ -91,6 +91,7 @@ var jsonDocs = []jsonDoc{
 	{"savepoint dump --format jsonl (timers)", reflect.TypeFor[dumpTimerLine](), "kind is event or processing"},
 	{"savepoint dump --format jsonl (operator state)", reflect.TypeFor[dumpOperatorLine](), "mode is split, union or broadcast; broadcast lines always carry key"},
 	{"migrate ... --report FILE", reflect.TypeFor[*migrate.Report](), "also written by --dry-run"},
+	{"savepoint ... --report FILE", reflect.TypeFor[*migrate.Report](), "savepoint create: the migrate report of its one step"},
 }
 
 func init() {

@@ -26,6 +26,13 @@ func TestJSONSchemasMatchOutput(t *testing.T) {
 		}
 	}
 	report := filepath.Join(t.TempDir(), "report.json")
+	// savepoint create --like takes the dump of all operators of the savepoint it is like.
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if code, out, errOut := runCLI("savepoint", "dump", filepath.Join(sp, "keyed-hashmap")); code != exitOK {
+		t.Fatalf("dump: %s", errOut)
+	} else if err := os.WriteFile(data, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		doc   string
 		args  []string
@@ -51,6 +58,7 @@ func TestJSONSchemasMatchOutput(t *testing.T) {
 		{"savepoint dump --format jsonl (keyed state)", []string{"savepoint", "dump", filepath.Join(sp, "operator-state")}, true},
 		{"savepoint dump --format jsonl (timers)", []string{"savepoint", "dump", filepath.Join(sp, "window-hashmap")}, true},
 		{"savepoint dump --format jsonl (operator state)", []string{"savepoint", "dump", filepath.Join(sp, "operator-state")}, true},
+		{"savepoint ... --report FILE", []string{"savepoint", "create", filepath.Join(t.TempDir(), "created"), "--like", filepath.Join(sp, "keyed-hashmap"), "--data", data, "--report", report}, false},
 		{"migrate ... --report FILE", []string{"migrate", "rescale", filepath.Join(sp, "keyed-hashmap"), filepath.Join(t.TempDir(), "out"), "--max-parallelism", "256", "--report", report}, false},
 	}
 	tested := map[string]bool{}
@@ -70,7 +78,7 @@ func TestJSONSchemasMatchOutput(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", tc.doc, code, errOut)
 			continue
 		}
-		if strings.HasPrefix(tc.doc, "migrate") {
+		if strings.HasSuffix(tc.doc, "--report FILE") {
 			b, err := os.ReadFile(report)
 			if err != nil {
 				t.Fatal(err)

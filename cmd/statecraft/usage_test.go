@@ -50,9 +50,9 @@ func TestUsageErrors(t *testing.T) {
 		// One error style at every level: "statecraft: COMMAND: message", one line on stderr.
 		{"unknown top-level flag", []string{"--bogus"}, 1, "", "statecraft: unknown flag \"--bogus\" (see 'statecraft --help')\n"},
 		{"unknown group flag", []string{"plan", "--bogus=1"}, 1, "", "statecraft: plan: unknown flag \"--bogus=1\" (see 'statecraft plan --help')\n"},
-		{"required flag names the command", []string{"savepoint", "dump", sp}, 1, "",
-			"statecraft: savepoint dump: flag --operator is required: uid:NAME or hash:HEX (the 32-hex-digit operator id)\n"},
-		{"required flag, help still works", []string{"savepoint", "dump", "--help"}, 0, "", ""},
+		{"required flag names the command", []string{"savepoint", "create", "DST", "--like", sp}, 1, "",
+			"statecraft: savepoint create: flag --data is required: JSONL FILE of entries (savepoint dump without --operator)\n"},
+		{"required flag, help still works", []string{"savepoint", "create", "--help"}, 0, "", ""},
 		{"an error from a package gets the command", []string{"savepoint", "inspect", "DST"}, 1, "", "statecraft: savepoint inspect: open savepoint: "},
 		{"one argument", []string{"savepoint", "dump", sp, sp, "--operator", "uid:source"}, 1, "",
 			"statecraft: savepoint dump: want exactly one PATH, got 2 arguments\n"},

@@ -1,0 +1,44 @@
+package dev.statecraft.oracle.savepoints;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+
+import dev.statecraft.oracle.common.Json;
+
+/**
+ * {@code judge-savepoints DIR1 EXPECT1 [DIR2 EXPECT2 ...]}: {@code judge-savepoint} for each pair
+ * in one oracle call, so that a test checking several savepoints pays for one request. Every pair
+ * is judged (all rejections are printed, each naming its savepoint). Exit 0 = all accepted,
+ * 1 = some rejected, 2 = usage.
+ */
+public final class SavepointsJudge {
+    private SavepointsJudge() {}
+
+    public static int run(String[] args) throws Exception {
+        if (args.length == 0 || args.length % 2 != 0) {
+            System.err.println("usage: judge-savepoints SAVEPOINT_DIR EXPECT_JSON [SAVEPOINT_DIR EXPECT_JSON ...]");
+            return 2;
+        }
+        int rejected = 0;
+        for (int i = 0; i < args.length; i += 2) {
+            Path sp = Paths.get(args[i]).toAbsolutePath().normalize();
+            if (!Files.isRegularFile(sp.resolve("_metadata"))) {
+                System.err.println("rejected: " + sp + ": no _metadata file");
+                rejected++;
+                continue;
+            }
+            JsonNode expectation = Json.read(Paths.get(args[i + 1]));
+            String reason = SavepointJudge.judge(sp.toString(), expectation);
+            if (reason != null) {
+                System.err.println("rejected: " + sp + ": " + reason);
+                rejected++;
+                continue;
+            }
+            System.out.println("accepted: " + sp + " (" + SavepointJudge.summary(expectation) + ", read and restored)");
+        }
+        return rejected == 0 ? 0 : 1;
+    }
+}
