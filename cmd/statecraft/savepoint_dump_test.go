@@ -368,7 +368,7 @@ func TestDumpCLI(t *testing.T) {
 		{"unknown operator", []string{dir, "--operator", "uid:nope"}, exitFailure, []string{"no such operator", "uid:int-keyed"}, 0},
 		{"bad selector", []string{dir, "--operator", "int-keyed"}, exitFailure, []string{"uid:NAME or hash:HEX"}, 0},
 		{"unknown state", []string{dir, "--operator", "uid:int-keyed", "--state", "nope"}, exitFailure, []string{`"nope"`}, 0},
-		{"bad format", []string{dir, "--operator", "uid:int-keyed", "--format", "xml"}, exitFailure, []string{"jsonl, csv or table"}, 0},
+		{"bad format", []string{dir, "--operator", "uid:int-keyed", "--format", "xml"}, exitFailure, []string{"jsonl, csv, table or parquet"}, 0},
 		{"missing savepoint", []string{dir + "-missing", "--operator", "uid:int-keyed"}, exitFailure, []string{"missing"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
