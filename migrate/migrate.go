@@ -41,8 +41,10 @@ func ParseLinkMode(s string) (LinkMode, error) {
 
 // Options control a run.
 type Options struct {
-	Link   LinkMode
-	DryRun bool // validate and report what would change; write nothing
+	// PathMap rewrites the source's absolute state-file paths (--path-map, see savepoint.Options).
+	PathMap []savepoint.PathMapping
+	Link    LinkMode
+	DryRun  bool // validate and report what would change; write nothing
 	// NoVerify skips re-reading the output (verification is on by default).
 	NoVerify bool
 	// Progress receives progress lines for long runs (nil: quiet; give it a terminal only).
@@ -140,7 +142,7 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		return nil, fmt.Errorf("--clean-partial applies to an object-store output; %s is a local directory (a killed local run leaves %s%s* directories beside it, never inside)", dst, filepath.Base(dst), stageInfix)
 	}
 	ctx := context.Background()
-	sp, err := savepoint.Open(src)
+	sp, err := savepoint.OpenWith(ctx, src, savepoint.Options{PathMap: opt.PathMap})
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	err = app.Run(append([]string{"statecraft"}, norm...))
+	stopProgress(app)
 	if err == nil {
 		return exitOK
 	}

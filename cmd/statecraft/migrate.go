@@ -29,6 +29,7 @@ func migrateFlags() []cli.Flag {
 		&cli.StringFlag{Name: "report", Usage: "write a JSON report of every step (before/after counts, checksums) to `FILE`"},
 		wideFlag(),
 		quietFlag(),
+		pathMapFlag(),
 	}
 }
 
@@ -312,7 +313,11 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 			return withCode(exitFailure, fmt.Errorf("--report: %w", err))
 		}
 	}
-	opt := migrate.Options{Link: link, DryRun: c.Bool("dry-run"), NoVerify: c.Bool("no-verify"), CleanPartial: c.Bool("clean-partial"), Notes: c.App.ErrWriter}
+	spOpt, err := savepointOptions(c)
+	if err != nil {
+		return err
+	}
+	opt := migrate.Options{PathMap: spOpt.PathMap, Link: link, DryRun: c.Bool("dry-run"), NoVerify: c.Bool("no-verify"), CleanPartial: c.Bool("clean-partial"), Notes: c.App.ErrWriter}
 	opt.Progress = progressOut(c)
 	// A soft limit makes the collector work harder before the heap outgrows what a rescale's
 	// spill budget intends (the target is < 256 MiB RSS whatever the savepoint's size).

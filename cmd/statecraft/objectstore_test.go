@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/statecraft/statecraft/internal/s3test"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/storage"
 )
 
@@ -296,5 +301,98 @@ func TestMigrateToS3Throttled(t *testing.T) {
 		if strings.ReplaceAll(a, calm, "DST") != strings.ReplaceAll(b, busy, "DST") || a == "" {
 			t.Errorf("%v differs between the undisturbed and the throttled run:\n%s\n---\n%s", show, a, b)
 		}
+	}
+}
+
+// TestProgressBytesPerStore: on a terminal, a migration's progress lines show the bytes each
+// store read and wrote through the storage seam: a rescale from the S3 server to a local
+// directory shows bytes read on S3, one from local to S3 bytes read locally and written on S3;
+// in a pipe none of it shows.
+func TestProgressBytesPerStore(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "cli-progress")
+	src, _ := filepath.Abs("../../testdata/savepoints/keyed-hashmap")
+	srcURL := "s3://" + bucket + "/src"
+	uploadDir(t, src, srcURL)
+	defer func(f func(io.Writer) bool) { isTerminalWriter = f }(isTerminalWriter)
+	for _, c := range []struct {
+		from, to string
+		want     *regexp.Regexp
+	}{
+		{srcURL, filepath.Join(t.TempDir(), "out"), regexp.MustCompile(`\[(local read [^;]*; )?s3 read [1-9][0-9.]* (bytes|KiB), wrote 0 bytes\]`)},
+		{src, "s3://" + bucket + "/out", regexp.MustCompile(`\[local read [1-9][^,]*, wrote 0 bytes; s3 read [^,]*, wrote [1-9][0-9.]* (bytes|KiB)\]`)},
+	} {
+		for _, terminal := range []bool{true, false} {
+			var out, errb bytes.Buffer
+			isTerminalWriter = func(w io.Writer) bool { return terminal && w == &errb }
+			dst := c.to
+			if !terminal {
+				dst += "-pipe"
+			}
+			if code := run([]string{"migrate", "rescale", c.from, dst, "--max-parallelism", "256"}, &out, &errb); code != exitOK {
+				t.Fatalf("%s -> %s: exit %d: %s", c.from, dst, code, errb.String())
+			}
+			if got := c.want.MatchString(errb.String()); got != terminal {
+				t.Errorf("%s -> %s (terminal %v): progress %q; want a match of %s: %v", c.from, dst, terminal, errb.String(), c.want, terminal)
+			}
+		}
+	}
+}
+
+// TestPathMapAcrossStores: a real incremental RocksDB checkpoint (Flink names its shared files
+// by absolute file: paths) copied to the S3 server with its shared directory moved to another
+// prefix reads through --path-map OLD=s3://NEW (dump equal to the local checkpoint's, on every
+// command that reads state: savepoint dump, migrate); without the rule the path is named in
+// the error, and a rule that maps no path of _metadata is refused by name.
+func TestPathMapAcrossStores(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "cli-path-map")
+	job, _ := filepath.Abs("../../testdata/checkpoints/native-chain")
+	chk := filepath.Join(job, "chk-8")
+	spURL, sharedURL := "s3://"+bucket+"/moved/chk-8", "s3://"+bucket+"/elsewhere/shared"
+	uploadDir(t, chk, spURL)
+	uploadDir(t, filepath.Join(job, "shared"), sharedURL)
+	sp, err := savepoint.Open(chk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := ""
+	for _, op := range sp.Metadata.Operators {
+		for _, st := range op.Subtasks {
+			if h, ok := st.ManagedKeyed.(*metadata.IncrementalHandle); ok && len(h.Shared) > 0 && old == "" {
+				if fh, ok := h.Shared[0].Handle.(*metadata.FileHandle); ok {
+					old = fh.Path[:strings.LastIndex(fh.Path, "/")]
+				}
+			}
+		}
+	}
+	sp.Close()
+	if !strings.HasPrefix(old, "file:/") || !strings.HasSuffix(old, "/shared") {
+		t.Fatalf("no absolute shared-file path in %s (got %q)", chk, old)
+	}
+	_, want, _ := runCLI("savepoint", "dump", chk, "--operator", "uid:int-keyed")
+	if want == "" {
+		t.Fatal("empty dump of the local checkpoint")
+	}
+	rule := old + "=" + sharedURL
+	code, got, errs := runCLI("savepoint", "dump", spURL, "--operator", "uid:int-keyed", "--path-map", rule)
+	if code != exitOK || got != want {
+		t.Errorf("dump with --path-map %s: exit %d, %s\nstdout differs from the local checkpoint's: %v", rule, code, errs, got != want)
+	}
+	code, _, errs = runCLI("savepoint", "dump", spURL, "--operator", "uid:int-keyed")
+	if code == exitOK || !strings.Contains(errs, old+"/") {
+		t.Errorf("dump without --path-map: exit %d, %s; want an error naming %s", code, errs, old)
+	}
+	bogus := "s3://nowhere/x=" + sharedURL
+	code, _, errs = runCLI("savepoint", "dump", spURL, "--operator", "uid:int-keyed", "--path-map", rule, "--path-map", bogus)
+	if code == exitOK || !strings.Contains(errs, "--path-map s3://nowhere/x="+sharedURL+": no absolute state-file path") {
+		t.Errorf("dump with a rule that maps nothing: exit %d, %s", code, errs)
+	}
+	dst := filepath.Join(t.TempDir(), "out")
+	if code, out, errs := runCLI("migrate", "uid", spURL, dst, "--rename", "uid:int-keyed=uid:v2", "--path-map", rule); code != exitOK {
+		t.Fatalf("migrate with --path-map: exit %d\n%s%s", code, out, errs)
+	}
+	if _, got, _ := runCLI("savepoint", "dump", dst, "--operator", "uid:v2"); got != want {
+		t.Errorf("dump of the migrated checkpoint differs from the source's:\n%s\n---\n%s", got, want)
 	}
 }

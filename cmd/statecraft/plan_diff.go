@@ -117,6 +117,7 @@ func init() {
 				&cli.IntFlag{Name: "max-parallelism", Usage: "with --savepoint: NEW job's pipeline.max-parallelism, when it sets one"},
 				&cli.StringFlag{Name: "uid-format", Usage: "with --savepoint: session table.exec.uid.format of NEW"},
 				&cli.StringFlag{Name: "uid-generation", Usage: "with --savepoint: session table.exec.uid.generation of NEW"},
+				pathMapFlag(),
 			},
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 2 {
@@ -129,7 +130,7 @@ func init() {
 					return withCode(exitFailure, fmt.Errorf("plan diff: only one of OLD and NEW can be - (stdin)"))
 				}
 				if err := ineffectiveFlags(c, "plan diff",
-					without("savepoint", "output", "max-parallelism", "uid-format", "uid-generation"),
+					without("savepoint", "output", "max-parallelism", "uid-format", "uid-generation", "path-map"),
 					with("text", "savepoint", "all"),
 					with("json", "all", "color")); err != nil {
 					return err

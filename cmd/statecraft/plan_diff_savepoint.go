@@ -19,6 +19,7 @@ func upgradeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the migration script to `SCRIPT` (default: print it)"},
 		&cli.IntFlag{Name: "max-parallelism", Usage: "NEW job's pipeline.max-parallelism, when it sets one"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON (renames, blocked nodes, restore checks before/after)"},
+		pathMapFlag(),
 	)
 }
 
@@ -81,7 +82,7 @@ func upgradeResult(c *cli.Context, oldp, newp *plan.Plan) (v upgradeJSON, sp *sa
 	if err != nil {
 		return v, nil, false, withCode(exitFailure, err)
 	}
-	sp, err = savepoint.Open(c.String("savepoint"))
+	sp, err = openSavepoint(c, c.String("savepoint"))
 	if err != nil {
 		return v, nil, false, withCode(exitFailure, err)
 	}

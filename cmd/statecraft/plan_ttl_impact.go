@@ -10,7 +10,6 @@ import (
 	"github.com/statecraft/statecraft/bridge"
 	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/plan"
-	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/ttl"
 	"github.com/urfave/cli/v2"
 )
@@ -53,7 +52,7 @@ func init() {
 				"savepoint (by UID, as savepoint check does) and counts, per keyed state, the entries whose\n" +
 				"TTL timestamp (last write) plus the proposed TTL is at or before --at (Flink's rule), and their\n" +
 				"bytes. States stored without TTL carry no timestamps: their impact cannot be known.",
-			Flags: append(uidOptionFlags(),
+			Flags: append(uidOptionFlags(), pathMapFlag(),
 				&cli.StringFlag{Name: "savepoint", Usage: "savepoint `PATH` of the job running PLAN"},
 				&cli.BoolFlag{Name: "all", Usage: "every state entry"},
 				&cli.GenericFlag{Name: "node", Value: nodes, Usage: "node `ID`, ID:NAME or ID:INDEX (repeatable)"},
@@ -99,7 +98,7 @@ func init() {
 						changes = append(changes, plan.Change{Entry: e, TTL: req.ttl[i]})
 					}
 				}
-				sp, err := savepoint.Open(c.String("savepoint"))
+				sp, err := openSavepoint(c, c.String("savepoint"))
 				if err != nil {
 					return withCode(exitFailure, err)
 				}

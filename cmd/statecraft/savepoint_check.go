@@ -10,7 +10,6 @@ import (
 	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/plan"
-	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/urfave/cli/v2"
 )
 
@@ -37,7 +36,7 @@ func init() {
 				"operator of the plan claims (restore fails unless non-restored state is allowed) and, with\n" +
 				"--max-parallelism, max parallelism mismatches. Warnings: state names the node's operator does\n" +
 				"not use, state dropped under --allow-non-restored-state, operators without a UID.",
-			Flags: append(uidOptionFlags(),
+			Flags: append(uidOptionFlags(), pathMapFlag(),
 				&cli.StringFlag{Name: "plan", Usage: "the compiled plan of the new job (required; - for stdin)"},
 				&cli.IntFlag{Name: "max-parallelism", Usage: "the new job's pipeline.max-parallelism, when it sets one (then it must equal the savepoint's)"},
 				&cli.BoolFlag{Name: "allow-non-restored-state", Usage: "the job is submitted with --allowNonRestoredState: unclaimed state is dropped, not an error"},
@@ -67,7 +66,7 @@ func runSavepointCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sp, err := savepoint.Open(c.Args().First())
+	sp, err := openSavepoint(c, c.Args().First())
 	if err != nil {
 		return withCode(exitFailure, err)
 	}

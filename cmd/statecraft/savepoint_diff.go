@@ -27,6 +27,7 @@ func init() {
 				"shows as parallelism and max parallelism changes with no state changed.\n" +
 				"Exit 0 when the states and metadata are equal, 2 when they differ, 1 on errors.",
 			Flags: []cli.Flag{
+				pathMapFlag(),
 				&cli.StringSliceFlag{Name: "state", Usage: "compare only the state with this name (repeatable)"},
 				&cli.IntFlag{Name: "limit", Value: 10, Usage: "decoded entries to show per kind of difference and state"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
@@ -75,7 +76,7 @@ func runSavepointDiff(c *cli.Context) error {
 	}
 	var sps [2]*savepoint.Savepoint
 	for i, p := range c.Args().Slice() {
-		sp, err := savepoint.Open(p)
+		sp, err := openSavepoint(c, p)
 		if err != nil {
 			return withCode(exitFailure, fmt.Errorf("savepoint diff: %s: %w", "AB"[i:i+1], err))
 		}

@@ -38,6 +38,7 @@ func init() {
 				"--format parquet --operator OP -o FILE|DIR/ writes each keyed state (and timer state) to its own\n" +
 				"Parquet file, columns typed from the serializer snapshots (see the README); operator state stays with jsonl.",
 			Flags: []cli.Flag{
+				pathMapFlag(),
 				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX (the 32-hex-digit operator id); default: every operator"},
 				&cli.StringFlag{Name: "state", Usage: "only the state with this name (without --operator: of every operator that has one)"},
 				&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "jsonl, csv, table or parquet"},
@@ -96,7 +97,7 @@ func runSavepointDump(c *cli.Context) error {
 	if (format == "parquet") != (c.String("output") != "") {
 		return withCode(exitFailure, fmt.Errorf("savepoint dump: -o FILE|DIR/ goes with --format parquet, and only with it (jsonl, csv and table go to stdout)"))
 	}
-	sp, err := savepoint.Open(c.Args().First())
+	sp, err := openSavepoint(c, c.Args().First())
 	if err != nil {
 		return withCode(exitFailure, err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -75,6 +76,7 @@ func init() {
 				"operator-coordinator-state-size-in-bytes, operator-total-size-in-bytes (the values Flink's\n" +
 				"savepoint_metadata SQL function reports), then each operator's states.",
 			Flags: []cli.Flag{
+				pathMapFlag(),
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				&cli.BoolFlag{Name: "csv", Usage: "print the savepoint_metadata rows as CSV"},
 				&cli.BoolFlag{Name: "subtasks", Usage: "also list every subtask's state handles: kind, key-group range, file, size"},
@@ -95,7 +97,11 @@ func runSavepointInspect(c *cli.Context) error {
 	if c.Bool("csv") && c.Bool("subtasks") {
 		return withCode(exitFailure, fmt.Errorf("savepoint inspect: --csv prints the savepoint_metadata rows only; use --subtasks with the table or --json"))
 	}
-	out, err := loadInspect(c.Args().First(), c.Bool("subtasks"))
+	opt, err := savepointOptions(c)
+	if err != nil {
+		return err
+	}
+	out, err := loadInspect(c.Args().First(), c.Bool("subtasks"), opt)
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
@@ -135,12 +141,12 @@ func runSavepointInspect(c *cli.Context) error {
 }
 
 // loadInspect opens the savepoint at path and gathers what inspect prints.
-func loadInspect(path string, subtasks bool) (*inspectOutput, error) {
+func loadInspect(path string, subtasks bool, opt savepoint.Options) (*inspectOutput, error) {
 	// Decoding a wide savepoint makes 100,000s of small objects that all live until the end;
 	// collecting garbage less often saves a fifth of the time and costs memory only in
 	// proportion to the _metadata file.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	sp, err := savepoint.Open(path)
+	sp, err := savepoint.OpenWith(context.Background(), path, opt)
 	if err != nil {
 		return nil, err
 	}

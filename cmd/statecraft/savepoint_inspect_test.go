@@ -166,7 +166,7 @@ func BenchmarkInspect1000x128(b *testing.B) {
 		cpu0 := cpuTime()
 		defer func() { b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op") }()
 		for i := 0; i < b.N; i++ {
-			out, err := loadInspect(dir, false)
+			out, err := loadInspect(dir, false, savepoint.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -312,7 +312,7 @@ func TestInspectStatesMatchFlink(t *testing.T) {
 		if err := json.Unmarshal(data, &e); err != nil {
 			t.Fatal(err)
 		}
-		out, err := loadInspect(dir, false)
+		out, err := loadInspect(dir, false, savepoint.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/statecore/metadata"
-	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/statecore/sourcestate"
 )
 
@@ -27,6 +26,7 @@ func init() {
 				"a stopping offset of none means unbounded. Splits of other connectors are listed with their\n" +
 				"serializer version and base64 bytes.",
 			Flags: []cli.Flag{
+				pathMapFlag(),
 				&cli.StringFlag{Name: "operator", Usage: "only this source: uid:NAME or hash:HEX"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				&cli.BoolFlag{Name: "csv", Usage: "print the split rows as CSV"},
@@ -88,7 +88,7 @@ func runSavepointOffsets(c *cli.Context) error {
 	if c.Bool("json") && c.Bool("csv") {
 		return withCode(exitFailure, fmt.Errorf("savepoint offsets: --json and --csv exclude each other"))
 	}
-	sp, err := savepoint.Open(c.Args().First())
+	sp, err := openSavepoint(c, c.Args().First())
 	if err != nil {
 		return withCode(exitFailure, err)
 	}

@@ -27,6 +27,7 @@ func init() {
 				"8 bytes of lengths; a state id and a block's end marker count 2. Skew is the largest over the mean.\n" +
 				"A key's bytes are all its entries in a state (every list element, map entry and namespace).",
 			Flags: []cli.Flag{
+				pathMapFlag(),
 				&cli.StringFlag{Name: "operator", Usage: "only this operator: uid:NAME or hash:HEX"},
 				&cli.IntFlag{Name: "top", Value: 10, Usage: "how many keys to list per state, by bytes (0: none)"},
 				&cli.StringFlag{Name: "at", Value: "now", Usage: "`TIME` TTL ages and timers are taken at: now, now+DURATION, now-DURATION, RFC 3339 or epoch ms"},
@@ -72,7 +73,7 @@ func runSavepointStats(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitFailure, fmt.Errorf("savepoint stats: %w", err))
 	}
-	sp, err := savepoint.Open(c.Args().First())
+	sp, err := openSavepoint(c, c.Args().First())
 	if err != nil {
 		return withCode(exitFailure, err)
 	}

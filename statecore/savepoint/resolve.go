@@ -1,6 +1,7 @@
 package savepoint
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -74,14 +75,44 @@ func (s *Savepoint) mapPath(p string) (string, bool) {
 }
 
 // spellings are the forms of one path a user may write in --path-map: Flink writes "file:/a",
-// users write "/a" or "file:///a".
+// users write "/a" or "file:///a"; Flink's s3a:// and s3p:// are s3:// (ParsePathMap spells a
+// rule's OLD that way).
 func spellings(p string) []string {
 	out := []string{p}
 	if rest, ok := strings.CutPrefix(p, "file:"); ok {
 		rest = "/" + strings.TrimLeft(rest, "/")
 		out = append(out, rest, "file://"+rest)
 	}
+	for _, alias := range []string{"s3a://", "s3p://"} {
+		if rest, ok := strings.CutPrefix(p, alias); ok {
+			out = append(out, "s3://"+rest)
+		}
+	}
 	return out
+}
+
+// checkPathMap refuses a --path-map rule that can take no effect: one whose OLD (without its
+// scheme) occurs nowhere in _metadata, so that no absolute state-file path starts with it. A
+// path is a plain string in _metadata (Java's modified UTF-8, the same bytes as UTF-8 for text
+// without NUL or characters beyond the BMP), so the test is a byte search; a rule it cannot
+// judge (such characters) is let through.
+func (s *Savepoint) checkPathMap() error {
+	for _, m := range s.opt.PathMap {
+		core := m.Old
+		if i := strings.Index(core, "://"); i >= 0 {
+			core = core[i+3:]
+		} else if rest, ok := strings.CutPrefix(core, "file:"); ok {
+			core = rest
+		}
+		core = strings.TrimLeft(core, "/")
+		if core == "" || strings.ContainsFunc(core, func(r rune) bool { return r == 0 || r > 0xFFFF }) {
+			continue
+		}
+		if !bytes.Contains(s.metaBytes, []byte(core)) {
+			return fmt.Errorf("--path-map %s=%s: no absolute state-file path in %s starts with %s (its handles are relative or name other places; see 'savepoint inspect --subtasks')", m.Old, m.New, s.MetadataPath, m.Old)
+		}
+	}
+	return nil
 }
 
 // elsewhere opens (once per directory) the store holding loc and names the file in it.

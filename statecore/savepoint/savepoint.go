@@ -80,6 +80,12 @@ func ParsePathMap(s string) (PathMapping, error) {
 	if _, err := storage.Parse(new); err != nil {
 		return PathMapping{}, fmt.Errorf("path map %q: %w", s, err)
 	}
+	// Flink's S3 spellings name one store: a rule for s3a:// or s3p:// also maps s3://.
+	for _, alias := range []string{"s3a://", "s3p://"} {
+		if rest, ok := strings.CutPrefix(old, alias); ok {
+			old = "s3://" + rest
+		}
+	}
 	return PathMapping{Old: strings.TrimSuffix(old, "/"), New: strings.TrimSuffix(new, "/")}, nil
 }
 
@@ -155,6 +161,10 @@ func OpenWith(ctx context.Context, p string, opt Options) (*Savepoint, error) {
 		return nil, err
 	}
 	s.Metadata = m
+	if err := s.checkPathMap(); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if dir.Kind == storage.Local {
 		if pm, ok := checkpointMapping(dir.Path, m); ok {
 			s.opt.PathMap = append(append([]PathMapping(nil), s.opt.PathMap...), pm)
