@@ -174,3 +174,66 @@ func TestPublishServerKilled(t *testing.T) {
 		t.Errorf("CleanPartial over a finished savepoint = %v, want a refusal", err)
 	}
 }
+
+// TestPublishChecksUploads: verification lists DST and holds every uploaded object to the size
+// of its staged file and the ETag its upload committed (checked against the parts' MD5s by the
+// writer): an object overwritten after its upload (same size, other bytes) fails the run before
+// _metadata is written, naming the object.
+func TestPublishChecksUploads(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "checked-uploads")
+	upload(t, fixture(t, "keyed-par3"), "s3://"+bucket+"/src")
+	dst := "s3://" + bucket + "/out"
+	t.Cleanup(func() { testHookPublish = nil })
+	overwritten := ""
+	testHookPublish = func(at string) {
+		if at != "temporary metadata" {
+			return
+		}
+		st, err := storage.OpenURL(t.Context(), dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		objs, err := st.List(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if strings.HasPrefix(o.Name, ".statecraft") || o.Size < 2 {
+				continue
+			}
+			b := get(t, st, o.Name)
+			b[0] ^= 0xff
+			if err := storage.WriteFrom(t.Context(), st, o.Name, bytes.NewReader(b)); err != nil {
+				t.Fatal(err)
+			}
+			overwritten = st.Location().Join(o.Name).String()
+			return
+		}
+	}
+	_, err := Run("s3://"+bucket+"/src", dst, []Step{&Rescale{MaxParallelism: 256}}, Options{})
+	if overwritten == "" {
+		t.Fatal("no uploaded object to overwrite")
+	}
+	if err == nil || !strings.Contains(err.Error(), "verify: "+overwritten+" has ETag") || !strings.Contains(err.Error(), "its upload committed") {
+		t.Errorf("run with %s overwritten after its upload: %v", overwritten, err)
+	}
+	if _, err := os.Stat(filepath.Join(srv.Dir, bucket, "out", "_metadata")); err == nil {
+		t.Error("DST has _metadata after a failed verification")
+	}
+}
+
+func get(t *testing.T, st storage.Store, name string) []byte {
+	t.Helper()
+	o, err := st.Open(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	b := make([]byte, o.Size())
+	if _, err := o.ReadAt(b, 0); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -156,10 +156,12 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 		}
 	}()
 
+	s.opt.phase("uploading %d files and copying %d to %s", len(uploads), len(r.copies), r.dst.Location())
 	jobs := make(chan func() error)
 	errs := make(chan error, uploadWorkers)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	etags := map[string]string{} // ETag of each upload, as its commit returned it
 	for range uploadWorkers {
 		wg.Add(1)
 		go func() {
@@ -178,7 +180,11 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 			if testHookPublish != nil {
 				testHookPublish("upload " + name)
 			}
-			return uploadFile(ctx, r.dst, name, filepath.Join(s.stage, filepath.FromSlash(name)))
+			etag, err := uploadFile(ctx, r.dst, name, filepath.Join(s.stage, filepath.FromSlash(name)))
+			mu.Lock()
+			etags[name] = etag
+			mu.Unlock()
+			return err
 		}
 	}
 	for _, c := range r.copies {
@@ -213,6 +219,10 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 		return err
 	}
 	if verify != nil {
+		s.opt.phase("verifying the output on %s", r.dst.Location())
+		if err := s.checkUploads(ctx, etags); err != nil {
+			return err
+		}
 		out, err := savepoint.OpenWith(ctx, r.dst.Location().String(), savepoint.Options{MetadataName: tmpMetadata})
 		if err != nil {
 			return fmt.Errorf("verify: re-open the output: %w", err)
@@ -227,6 +237,7 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 		testHookPublish("commit")
 	}
 	commitTried = true
+	s.opt.phase("writing %s", r.dst.Location().Join(savepoint.MetadataFileName))
 	if err := putObject(ctx, r.dst, savepoint.MetadataFileName, data); err != nil {
 		return err
 	}
@@ -283,11 +294,45 @@ func putObject(ctx context.Context, dst storage.Store, name string, data []byte)
 	return storage.WriteFrom(ctx, dst, name, bytes.NewReader(data))
 }
 
-func uploadFile(ctx context.Context, dst storage.Store, name, file string) error {
+// uploadFile uploads a staged file and returns the new object's ETag.
+func uploadFile(ctx context.Context, dst storage.Store, name, file string) (string, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Close()
-	return storage.WriteFrom(ctx, dst, name, f)
+	return storage.Upload(ctx, dst, name, f)
+}
+
+// checkUploads lists DST once and checks that every uploaded object is there with the size of
+// its staged file and the ETag its upload committed (which the writer checked against the MD5s
+// of every part it sent, see storage's s3Writer): the objects verification is about to read are
+// the ones uploaded, whole, not an older or interleaved write.
+func (s *session) checkUploads(ctx context.Context, etags map[string]string) error {
+	r := s.remote
+	listed, err := r.dst.List(ctx, "")
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	byName := make(map[string]storage.Info, len(listed))
+	for _, o := range listed {
+		byName[o.Name] = o
+	}
+	for name, etag := range etags {
+		o, ok := byName[name]
+		where := r.dst.Location().Join(name)
+		fi, err := os.Stat(filepath.Join(s.stage, filepath.FromSlash(name)))
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		switch {
+		case !ok:
+			return fmt.Errorf("verify: %s was uploaded but is not listed", where)
+		case o.Size != fi.Size():
+			return fmt.Errorf("verify: %s has %d bytes, its staged file %d", where, o.Size, fi.Size())
+		case etag != "" && o.ETag != etag:
+			return fmt.Errorf("verify: %s has ETag %q, its upload committed %q (the object changed, or the server's listing is stale)", where, o.ETag, etag)
+		}
+	}
+	return nil
 }

@@ -3,8 +3,13 @@ package storage
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -110,6 +115,17 @@ func (r *rangeReader) fetch(off, n int64) ([]byte, error) {
 // PutObject at Commit; a larger one becomes a multipart upload whose parts are sent while the
 // writer is still being filled (at most uploadAhead at a time), completed at Commit. Until then
 // nothing is visible under the key.
+//
+// Every PutObject and UploadPart carries the Content-MD5 of its bytes, so the server refuses a
+// body damaged on the way (BadDigest). A multipart object's ETag is, on S3 and the servers that
+// copy it, built from its parts' MD5s:
+//
+//	part ETag  = hex(MD5(part bytes))
+//	object ETag = hex(MD5(MD5(part 1) || MD5(part 2) || ... || MD5(part N))) + "-" + N
+//
+// When every part's ETag is its MD5 (not so under SSE-KMS or SSE-C, whose ETags are opaque),
+// Commit also checks the object's ETag against that composite, so the object stitched together
+// is the parts sent in the order sent; a mismatch removes the object and fails the Commit.
 type s3Writer struct {
 	ctx  context.Context
 	s    *s3Store
@@ -118,11 +134,30 @@ type s3Writer struct {
 
 	uploadID *string
 	parts    []types.CompletedPart
+	sums     [][md5.Size]byte // MD5 of each part sent
 	inflight chan struct{}
 	wg       sync.WaitGroup
 	mu       sync.Mutex
 	err      error
 	done     bool
+	etag     string // the committed object's ETag
+}
+
+// ETag returns the committed object's entity tag (quotes removed); "" before Commit.
+func (w *s3Writer) ETag() string { return w.etag }
+
+// contentMD5 is the Content-MD5 header value of a body whose MD5 is sum.
+func contentMD5(sum [md5.Size]byte) *string {
+	return aws.String(base64.StdEncoding.EncodeToString(sum[:]))
+}
+
+// compositeETag is the ETag S3 gives a multipart object whose parts have the MD5s sums.
+func compositeETag(sums [][md5.Size]byte) string {
+	h := md5.New()
+	for _, s := range sums {
+		h.Write(s[:])
+	}
+	return hex.EncodeToString(h.Sum(nil)) + "-" + strconv.Itoa(len(sums))
 }
 
 // partSize is the multipart part size (S3's minimum is 5 MiB, all but the last part);
@@ -182,14 +217,17 @@ func (w *s3Writer) sendPart() error {
 	data := w.part
 	w.part = nil
 	num := int32(len(w.parts) + 1)
+	sum := md5.Sum(data)
 	w.parts = append(w.parts, types.CompletedPart{PartNumber: aws.Int32(num)})
+	w.sums = append(w.sums, sum)
 	w.inflight <- struct{}{}
 	w.wg.Add(1)
 	go func() {
 		defer func() { <-w.inflight; w.wg.Done() }()
 		w.s.requests.Add(1)
 		out, err := w.s.client.UploadPart(w.ctx, &s3.UploadPartInput{Bucket: &w.s.loc.Bucket, Key: &w.key,
-			UploadId: w.uploadID, PartNumber: aws.Int32(num), Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
+			UploadId: w.uploadID, PartNumber: aws.Int32(num), Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data))),
+			ContentMD5: contentMD5(sum)})
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if err != nil {
@@ -212,12 +250,13 @@ func (w *s3Writer) Commit() error {
 	if w.uploadID == nil {
 		data := w.part
 		w.s.requests.Add(1)
-		_, err := w.s.client.PutObject(w.ctx, &s3.PutObjectInput{Bucket: &w.s.loc.Bucket, Key: &w.key,
-			Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
+		out, err := w.s.client.PutObject(w.ctx, &s3.PutObjectInput{Bucket: &w.s.loc.Bucket, Key: &w.key,
+			Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data))), ContentMD5: contentMD5(md5.Sum(data))})
 		if err != nil {
 			return w.s.fail("PutObject", w.key, err)
 		}
 		w.s.written.Add(int64(len(data)))
+		w.etag = strings.Trim(aws.ToString(out.ETag), `"`)
 		return nil
 	}
 	if len(w.part) > 0 {
@@ -232,11 +271,33 @@ func (w *s3Writer) Commit() error {
 		return err
 	}
 	w.s.requests.Add(1)
-	_, err := w.s.client.CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{Bucket: &w.s.loc.Bucket, Key: &w.key,
+	out, err := w.s.client.CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{Bucket: &w.s.loc.Bucket, Key: &w.key,
 		UploadId: w.uploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: w.parts}})
 	if err != nil {
 		w.abort()
 		return w.s.fail("CompleteMultipartUpload", w.key, err)
+	}
+	w.etag = strings.Trim(aws.ToString(out.ETag), `"`)
+	if err := w.checkComposite(); err != nil {
+		// The object is visible now, but not the bytes sent: it must not stay under the name.
+		if rerr := w.s.Remove(context.WithoutCancel(w.ctx), strings.TrimPrefix(w.key, w.s.keyPrefix())); rerr != nil {
+			return fmt.Errorf("%w (and removing it failed: %v)", err, rerr)
+		}
+		return err
+	}
+	return nil
+}
+
+// checkComposite compares the completed object's ETag with the composite of the parts' MD5s,
+// when the server's part ETags are MD5s (see s3Writer).
+func (w *s3Writer) checkComposite() error {
+	for i, p := range w.parts {
+		if strings.Trim(aws.ToString(p.ETag), `"`) != hex.EncodeToString(w.sums[i][:]) {
+			return nil // opaque part tags (encryption): Content-MD5 was the check
+		}
+	}
+	if want := compositeETag(w.sums); w.etag != want {
+		return w.s.fail("CompleteMultipartUpload", w.key, fmt.Errorf("the object's ETag %q is not %q, the composite of the MD5s of the %d parts sent", w.etag, want, len(w.sums)))
 	}
 	return nil
 }

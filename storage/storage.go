@@ -172,15 +172,35 @@ func copyThrough(ctx context.Context, to Store, dst string, src Store, srcName s
 // WriteFrom writes the object name of dst from r and commits it; on any error nothing is left
 // under the name.
 func WriteFrom(ctx context.Context, dst Store, name string, r io.Reader) error {
+	_, err := Upload(ctx, dst, name, r)
+	return err
+}
+
+// Tagged is implemented by the Writers of object stores. After Commit, ETag is the entity tag
+// the store gave the new object, checked against the MD5s of the bytes sent where the store's
+// tags are MD5s ("" when unknown).
+type Tagged interface {
+	ETag() string
+}
+
+// Upload is WriteFrom that also returns the new object's ETag ("" on a local disk), so that a
+// later listing can show the object is still the one written.
+func Upload(ctx context.Context, dst Store, name string, r io.Reader) (etag string, err error) {
 	w, err := dst.Create(ctx, name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if _, err := io.Copy(w, r); err != nil {
 		w.Abort()
-		return fmt.Errorf("write %s: %w", dst.Location().Join(name), err)
+		return "", fmt.Errorf("write %s: %w", dst.Location().Join(name), err)
 	}
-	return w.Commit()
+	if err := w.Commit(); err != nil {
+		return "", err
+	}
+	if t, ok := w.(Tagged); ok {
+		etag = t.ETag()
+	}
+	return etag, nil
 }
 
 // CopyAll copies every object of src into dst under the same names (server-side where Copy can)

@@ -2,10 +2,12 @@ package storage
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,7 +185,10 @@ func TestS3Multipart(t *testing.T) {
 	t.Cleanup(func() { partSize, maxCopyObject, copyPartSize = oldPart, oldMax, oldCopyPart })
 
 	data := pattern(12<<20 + 12345)
-	put(t, s, "big", data)
+	etag, err := Upload(t.Context(), s, "big", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := get(t, s, "big"); sha256.Sum256(got) != sha256.Sum256(data) {
 		t.Fatal("multipart upload differs")
 	}
@@ -191,9 +196,39 @@ func TestS3Multipart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A multipart object's ETag is "MD5-of-part-MD5s-PARTS": proof the parts path was taken.
-	if !strings.HasSuffix(info.ETag, "-3") {
-		t.Errorf("ETag %q, want a 3-part multipart ETag", info.ETag)
+	// A multipart object's ETag is MD5(MD5(part 1) || ... || MD5(part N)) "-N": proof the parts
+	// path was taken, and what the writer checked its parts against.
+	var cat []byte
+	for off := 0; off < len(data); off += 5 << 20 {
+		sum := md5.Sum(data[off:min(off+5<<20, len(data))])
+		cat = append(cat, sum[:]...)
+	}
+	want := fmt.Sprintf("%x-3", md5.Sum(cat))
+	if info.ETag != want || etag != want {
+		t.Errorf("ETag %q (Upload said %q), want the 3-part composite %q", info.ETag, etag, want)
+	}
+
+	// A server whose completed object is not the parts sent (its ETag says so) fails the Commit,
+	// and the object is removed.
+	tampered := s3test.Require(t).Tamper(t, func(r *http.Request, body []byte) []byte {
+		if r.Method == http.MethodPost && r.URL.Query().Has("uploadId") {
+			return bytes.Replace(body, []byte(want[:8]), []byte("00000000"), 1)
+		}
+		return body
+	})
+	t.Setenv("AWS_ENDPOINT_URL_S3", tampered)
+	ts, err := OpenURL(t.Context(), s.Location().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	_, err = Upload(t.Context(), ts, "lied", bytes.NewReader(data))
+	if err == nil || !strings.Contains(err.Error(), "CompleteMultipartUpload "+s.Location().Join("lied").String()) ||
+		!strings.Contains(err.Error(), "is not \""+want+"\", the composite of the MD5s of the 3 parts sent") {
+		t.Errorf("upload through a server that lies about the ETag: %v", err)
+	}
+	if _, err := s.Stat(t.Context(), "lied"); !errors.Is(err, ErrNotExist) {
+		t.Errorf("the object whose ETag did not match was left: %v", err)
 	}
 	before := s.Stats().Read
 	if server, err := s.Copy(t.Context(), "big-copy", s, "big"); err != nil || !server {

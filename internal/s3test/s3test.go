@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -356,4 +357,39 @@ func (th *Throttler) Refused() int {
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	return th.refused
+}
+
+// Tamper starts a loopback proxy in front of the server that passes requests through unchanged
+// and hands every response body to rewrite (with the request it answers) before the client sees
+// it: a server that lies about what it stored, for tests of what the client checks. It returns
+// the proxy's endpoint; the proxy is stopped when t ends.
+func (s *Server) Tamper(t testing.TB, rewrite func(r *http.Request, body []byte) []byte) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(s.Endpoint)
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Host = r.In.Host
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			body = rewrite(resp.Request, body)
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			resp.ContentLength = int64(len(body))
+			resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+			return nil
+		},
+	}
+	srv := &http.Server{Handler: proxy}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + l.Addr().String()
 }
