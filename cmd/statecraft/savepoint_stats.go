@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -12,9 +13,11 @@ import (
 
 	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/internal/fittable"
+	"github.com/statecraft/statecraft/internal/safeio"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/stats"
+	"github.com/statecraft/statecraft/stats/statshtml"
 )
 
 func init() {
@@ -32,6 +35,7 @@ func init() {
 				&cli.IntFlag{Name: "top", Value: 10, Usage: "how many keys to list per state, by bytes (0: none)"},
 				&cli.StringFlag{Name: "at", Value: "now", Usage: "`TIME` TTL ages and timers are taken at: now, now+DURATION, now-DURATION, RFC 3339 or epoch ms"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				&cli.StringFlag{Name: "html", Usage: "write one self-contained HTML `FILE` (tables and inline SVG charts, no network) instead of the tables"},
 				wideFlag(),
 				quietFlag(),
 			},
@@ -100,6 +104,15 @@ func runSavepointStats(c *cli.Context) error {
 		out = append(out, so)
 	}
 	pl.done()
+	if f := c.String("html"); f != "" {
+		if err := writeStatsHTML(f, c.Args().First(), at, out); err != nil {
+			return withCode(exitFailure, fmt.Errorf("savepoint stats: --html: %w", err))
+		}
+		if !c.Bool("json") {
+			fmt.Fprintf(c.App.Writer, "wrote %s\n", f)
+			return nil
+		}
+	}
 	if c.Bool("json") {
 		return encodeJSON(c.App.Writer, statsJSON{out})
 	}
@@ -340,4 +353,21 @@ func humanBytes(n int64) string {
 		u++
 	}
 	return fmt.Sprintf("%.1f %s", f, units[u])
+}
+
+// writeStatsHTML writes the page of package statshtml to path, atomically.
+func writeStatsHTML(path, source string, at int64, ops []statsOperator) error {
+	p := statshtml.Page{Source: source, At: time.UnixMilli(at)}
+	for _, o := range ops {
+		po := statshtml.Operator{Operator: o.Operator}
+		for _, s := range o.OperatorStates {
+			po.OperatorStates = append(po.OperatorStates, statshtml.OperatorState{Name: s.Name, Mode: s.Mode, Elements: s.Elements})
+		}
+		p.Operators = append(p.Operators, po)
+	}
+	var b bytes.Buffer
+	if err := statshtml.Write(&b, p); err != nil {
+		return err
+	}
+	return safeio.WriteFile(path, b.Bytes(), 0o644)
 }
