@@ -368,45 +368,46 @@ func checkWritable(path string) error {
 }
 
 func printMigrateReport(w io.Writer, rep *migrate.Report, noVerify bool) {
+	tx := newTextWriter(w) // the lines above the result table, wrapped to the width it fits
 	if rep.DryRun {
-		fmt.Fprintf(w, "dry run: nothing written; %s would become %s\n", rep.Source, rep.Target)
+		fmt.Fprintf(tx, "dry run: nothing written; %s would become %s\n", rep.Source, rep.Target)
 	} else {
 		linked := "linked"
 		if strings.Contains(rep.Target, "://") {
 			linked = "copied server-side" // an object store's counterpart of a hard link
 		}
-		fmt.Fprintf(w, "wrote %s (%s written, %d %s, %d copied; %s)\n",
+		fmt.Fprintf(tx, "wrote %s (%s written, %d %s, %d copied; %s)\n",
 			rep.Target, english.Count(rep.Written, "state file"), rep.Linked, linked, rep.Copied, verification(rep, noVerify))
 	}
 	for _, st := range rep.Steps {
-		fmt.Fprintf(w, "step: %s\n", st.Step)
+		fmt.Fprintf(tx, "step: %s\n", st.Step)
 		for _, o := range st.Operators {
 			if o.UIDHashAfter == "" { // dropped: there is no "after"
-				fmt.Fprintf(w, "  %s: uid hash %s, parallelism %d, max parallelism %d",
+				fmt.Fprintf(tx, "  %s: uid hash %s, parallelism %d, max parallelism %d",
 					o.Operator, o.UIDHashBefore, o.ParallelismBefore, o.MaxParBefore)
 			} else {
-				fmt.Fprintf(w, "  %s: uid hash %s -> %s, parallelism %d -> %d, max parallelism %d -> %d",
+				fmt.Fprintf(tx, "  %s: uid hash %s -> %s, parallelism %d -> %d, max parallelism %d -> %d",
 					o.Operator, o.UIDHashBefore, o.UIDHashAfter, o.ParallelismBefore, o.ParallelismAfter, o.MaxParBefore, o.MaxParAfter)
 			}
 			if o.UIDAfter != "" {
-				fmt.Fprintf(w, ", uid %q", o.UIDAfter)
+				fmt.Fprintf(tx, ", uid %q", o.UIDAfter)
 			}
 			if len(o.EntriesPerSubtask) > 0 {
-				fmt.Fprintf(w, ", entries per subtask %v", o.EntriesPerSubtask)
+				fmt.Fprintf(tx, ", entries per subtask %v", o.EntriesPerSubtask)
 			}
 			if o.Note != "" {
-				fmt.Fprintf(w, " (%s)", o.Note)
+				fmt.Fprintf(tx, " (%s)", o.Note)
 			}
-			fmt.Fprintln(w)
+			fmt.Fprintln(tx)
 			for _, r := range o.Offsets {
 				to := r.After
 				if r.NewTopic != "" {
 					to = r.NewTopic + ":" + strconv.Itoa(int(r.Partition)) + " " + to
 				}
-				fmt.Fprintf(w, "    subtask %d  %s:%d  %s -> %s\n", r.Subtask, r.Topic, r.Partition, r.Before, to)
+				fmt.Fprintf(tx, "    subtask %d  %s:%d  %s -> %s\n", r.Subtask, r.Topic, r.Partition, r.Before, to)
 			}
 			for _, name := range sortedNames(o.EntriesBefore) {
-				fmt.Fprintf(w, "    %-40s %d -> %s\n", name, o.EntriesBefore[name], english.Count(o.EntriesAfter[name], "entry"))
+				fmt.Fprintf(tx, "    %-40s %d -> %s\n", name, o.EntriesBefore[name], english.Count(o.EntriesAfter[name], "entry"))
 			}
 		}
 	}

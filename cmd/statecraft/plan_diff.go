@@ -111,6 +111,7 @@ func init() {
 				&cli.StringFlag{Name: "fail-on", Usage: "exit 2 when the verdict is `VERDICT` or worse: ttl-only, compatible, uid-remap, incompatible, any"},
 				&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour: auto (terminal and no NO_COLOR), always, never"},
 				&cli.BoolFlag{Name: "all", Usage: "also list unchanged nodes"},
+				wideFlag(),
 				// --savepoint hands over to plan upgrade (plan_diff_savepoint.go) after the diff.
 				&cli.StringFlag{Name: "savepoint", Usage: "savepoint `PATH` taken under OLD: also write the migration script that renames its operators for NEW (as plan upgrade; -o SCRIPT)"},
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "with --savepoint: write the migration script to `SCRIPT`"},
@@ -131,8 +132,8 @@ func init() {
 				}
 				if err := ineffectiveFlags(c, "plan diff",
 					without("savepoint", "output", "max-parallelism", "uid-format", "uid-generation", "path-map"),
-					with("text", "savepoint", "all"),
-					with("json", "all", "color")); err != nil {
+					with("text", "savepoint", "all", "wide"),
+					with("json", "all", "color", "wide")); err != nil {
 					return err
 				}
 				failOn, gate, err := parseFailOn(c.String("fail-on"))
@@ -179,7 +180,9 @@ func init() {
 				case c.Bool("text"):
 					writeUnified(w, plan.UnifiedDiff(oldp.File, newp.File, oldp.Raw, newp.Raw, 3), newPalette(color))
 				default:
-					writeDiff(w, r, newPalette(color), c.Bool("all"))
+					tw := newTextWriter(tableOut(c))
+					writeDiff(tw, r, newPalette(color), c.Bool("all"))
+					w = tw
 				}
 				if c.String("savepoint") != "" {
 					if err := runUpgrade(c, w, oldp, newp); err != nil {
@@ -258,6 +261,15 @@ func orDash(s string) string {
 	return s
 }
 
+// descWidth is how many runes of a node's description its line shows: 110, or less when the
+// line must fit a narrower terminal (it is cut, not wrapped: it only names the node).
+func descWidth(w io.Writer) int {
+	if t, ok := w.(*textWriter); ok && t.width > 0 {
+		return max(20, min(110, t.width-4))
+	}
+	return 110
+}
+
 func writeNode(w io.Writer, d *plan.NodeDiff, p palette) {
 	mark, col := "~", p.mod
 	var head string
@@ -291,7 +303,7 @@ func writeNode(w io.Writer, d *plan.NodeDiff, p palette) {
 	if d.New != nil {
 		desc = d.New
 	}
-	fmt.Fprintf(w, "    %s%s%s\n", p.dim, plan.ShortText(desc.Description, 110), p.reset)
+	fmt.Fprintf(w, "    %s%s%s\n", p.dim, plan.ShortText(desc.Description, descWidth(w)), p.reset)
 	if d.Reason != "" && d.Verdict > plan.Identical {
 		fmt.Fprintf(w, "    why: %s\n", d.Reason)
 	}

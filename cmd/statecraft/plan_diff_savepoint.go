@@ -20,6 +20,7 @@ func upgradeFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-parallelism", Usage: "NEW job's pipeline.max-parallelism, when it sets one"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON (renames, blocked nodes, restore checks before/after)"},
 		pathMapFlag(),
+		wideFlag(),
 	)
 }
 
@@ -54,7 +55,10 @@ func init() {
 				if err != nil {
 					return err
 				}
-				return runUpgrade(c, c.App.Writer, oldp, newp)
+				if err := ineffectiveFlags(c, "plan upgrade", with("json", "wide")); err != nil {
+					return err
+				}
+				return runUpgrade(c, tableOut(c), oldp, newp)
 			},
 		}
 	})
@@ -114,7 +118,11 @@ func runUpgrade(c *cli.Context, w io.Writer, oldp, newp *plan.Plan) error {
 			return withCode(exitFailure, err)
 		}
 	} else {
-		writeUpgrade(w, sp, v.UpgradeReport, []byte(v.Script), c.String("output"))
+		tw := newTextWriter(w)
+		writeUpgrade(tw, sp, v.UpgradeReport, []byte(v.Script), c.String("output"))
+		if err := tw.flush(); err != nil {
+			return withCode(exitFailure, err)
+		}
 	}
 	if blocked {
 		return withCode(exitFindings, nil)
@@ -142,9 +150,15 @@ func writeUpgrade(w io.Writer, sp *savepoint.Savepoint, r *bridge.UpgradeReport,
 	}
 	if out != "" {
 		fmt.Fprintf(w, "  script written to %s (statecraft migrate run %s %s DST)\n", out, out, sp.Dir)
-	} else {
-		fmt.Fprintf(w, "\n%s", script)
+		return
 	}
+	// The script is YAML to run as it is: never wrapped.
+	fmt.Fprintln(w)
+	if t, ok := w.(*textWriter); ok {
+		t.flush()
+		w = t.raw()
+	}
+	w.Write(script)
 }
 
 func restoreWord(r *bridge.Report) string {

@@ -133,7 +133,8 @@ func init() {
 }
 
 func writeImpact(w io.Writer, dir string, at int64, rows []bridge.StateImpact) error {
-	fmt.Fprintf(w, "savepoint %s, evaluated at %s (%d)\n\n", dir, time.UnixMilli(at).UTC().Format(time.RFC3339Nano), at)
+	tx := newTextWriter(w) // the lines around the table, wrapped to the width it fits
+	fmt.Fprintf(tx, "savepoint %s, evaluated at %s (%d)\n\n", dir, time.UnixMilli(at).UTC().Format(time.RFC3339Nano), at)
 	tw := newTable(w, fittable.Column{Header: "PLAN STATE", Elide: true}, fittable.Column{Header: "STATE", Elide: true},
 		fittable.Column{Header: "BYTES", Drop: 2}, fittable.Column{Header: "EXPIRED BYTES", Short: "EXP. BYTES", Drop: 3},
 		fittable.Column{Header: "LAST WRITES (UTC)", Short: "LAST WRITES", Elide: true, MinWidth: 12}, fittable.Column{Header: "TTL", Elide: true, MinWidth: 12})
@@ -156,10 +157,10 @@ func writeImpact(w io.Writer, dir string, at int64, rows []bridge.StateImpact) e
 		return err
 	}
 	for _, n := range notes {
-		fmt.Fprintf(w, "\n%s", n)
+		fmt.Fprintf(tx, "\n%s", n)
 	}
 	if len(notes) > 0 {
-		fmt.Fprintln(w)
+		fmt.Fprintln(tx)
 	}
 	return nil
 }

@@ -96,7 +96,8 @@ func runSavepointCheck(c *cli.Context) error {
 }
 
 func writeCheckText(w io.Writer, out checkOutput, operators int) error {
-	fmt.Fprintf(w, "savepoint %s (checkpoint %d, %s)\nplan      %s (uid format %q, generation %s)\n\n",
+	tx := newTextWriter(w) // the lines around the table, wrapped to the width it fits
+	fmt.Fprintf(tx, "savepoint %s (checkpoint %d, %s)\nplan      %s (uid format %q, generation %s)\n\n",
 		out.Savepoint, out.CheckpointID, english.Count(operators, "operator"), out.Plan, out.UIDFormat, out.Generation)
 	tw := newTable(w, fittable.Column{Header: "TYPE", ElideFront: true, MinWidth: 12}, fittable.Column{Header: "UID", Elide: true},
 		fittable.Column{Header: "STATUS", Elide: true, MinWidth: 12}, fittable.Column{Header: "STATE", Elide: true}, fittable.Column{Header: "SIZE", Drop: 1})
@@ -131,10 +132,10 @@ func writeCheckText(w io.Writer, out checkOutput, operators int) error {
 			continue
 		}
 		if first {
-			fmt.Fprintln(w)
+			fmt.Fprintln(tx)
 			first = false
 		}
-		fmt.Fprintf(w, "%s: %s\n", f.Severity, f.Message)
+		fmt.Fprintf(tx, "%s: %s\n", f.Severity, f.Message)
 	}
 	verdict := "restores: every operator with state in the savepoint is claimed by the plan"
 	if !out.Restores {
@@ -142,7 +143,7 @@ func writeCheckText(w io.Writer, out checkOutput, operators int) error {
 	} else if n := out.Count(bridge.SevWarning); n > 0 {
 		verdict += fmt.Sprintf(" (%d %s)", n, plural(n, "warning", "warnings"))
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", verdict)
+	_, err := fmt.Fprintf(tx, "\n%s\n", verdict)
 	return err
 }
 

@@ -429,17 +429,18 @@ func writeInspectCSV(w io.Writer, out *inspectOutput) error {
 }
 
 func writeInspectText(w io.Writer, out *inspectOutput) error {
-	fmt.Fprintf(w, "savepoint:  %s\n", out.Savepoint)
-	fmt.Fprintf(w, "metadata:   version %d, checkpoint %d, %s, format %s\n", out.MetadataVersion, out.CheckpointID, english.Count(len(out.Operators), "operator"), out.Format)
+	tx := newTextWriter(w) // the header lines, wrapped to the width the tables fit
+	fmt.Fprintf(tx, "savepoint:  %s\n", out.Savepoint)
+	fmt.Fprintf(tx, "metadata:   version %d, checkpoint %d, %s, format %s\n", out.MetadataVersion, out.CheckpointID, english.Count(len(out.Operators), "operator"), out.Format)
 	switch {
 	case out.SnapshotType != "" && out.SavepointFormatType != "":
-		fmt.Fprintf(w, "snapshot:   %s (%s)\n", out.SnapshotType, out.SavepointFormatType)
+		fmt.Fprintf(tx, "snapshot:   %s (%s)\n", out.SnapshotType, out.SavepointFormatType)
 	case out.SnapshotType != "":
-		fmt.Fprintf(w, "snapshot:   %s\n", out.SnapshotType)
+		fmt.Fprintf(tx, "snapshot:   %s\n", out.SnapshotType)
 	case out.PropertiesError != "":
-		fmt.Fprintf(w, "snapshot:   unknown (%s)\n", out.PropertiesError)
+		fmt.Fprintf(tx, "snapshot:   unknown (%s)\n", out.PropertiesError)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(tx)
 	tw := newTable(w, inspectColumns...)
 	for i, c := range savepoint.MetadataColumns {
 		if i > 0 {

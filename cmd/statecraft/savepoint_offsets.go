@@ -236,21 +236,22 @@ func offsetsTable(w io.Writer, out []offsetsSource) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	tx := newTextWriter(w) // the enumerator lines, wrapped to the width the table fits
 	for _, o := range out {
 		e := o.Enumerator
 		if e == nil {
 			continue
 		}
-		fmt.Fprintf(w, "enumerator of %s (state version %d):", o.Operator, e.SerializerVersion)
+		fmt.Fprintf(tx, "enumerator of %s (state version %d):", o.Operator, e.SerializerVersion)
 		if e.InitialDiscoveryFinished == nil {
-			fmt.Fprintf(w, " not decoded (%s), %s\n", e.Note, e.Base64)
+			fmt.Fprintf(tx, " not decoded (%s), %s\n", e.Note, e.Base64)
 			continue
 		}
 		done := "finished"
 		if !*e.InitialDiscoveryFinished {
 			done = "not finished"
 		}
-		fmt.Fprintf(w, " initial discovery %s; assigned %d [%s]; pending %d [%s]\n", done,
+		fmt.Fprintf(tx, " initial discovery %s; assigned %d [%s]; pending %d [%s]\n", done,
 			len(e.byStatus["assigned"]), strings.Join(e.byStatus["assigned"], " "),
 			len(e.byStatus["unassigned"]), strings.Join(e.byStatus["unassigned"], " "))
 	}

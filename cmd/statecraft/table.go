@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"strconv"
@@ -57,3 +58,53 @@ func newTable(w io.Writer, cols ...fittable.Column) *fittable.Writer {
 	}
 	return fittable.NewWriter(w, width, cols...)
 }
+
+// textWriter fits a command's free text (report lines, not tables) to the width tableOut gave
+// its writer: each complete line written is wrapped by fittable.Wrap as it arrives. Tables
+// and text that must stay byte for byte (a migration script, a unified diff) are written to
+// raw() instead, after flush().
+type textWriter struct {
+	out     io.Writer
+	width   int
+	pending []byte
+}
+
+// newTextWriter wraps the lines written to it within w's width (tableOut); none for another w.
+func newTextWriter(w io.Writer) *textWriter {
+	if t, ok := w.(*textWriter); ok {
+		return t
+	}
+	width := 0
+	if tw, ok := w.(tableWriter); ok {
+		width = tw.width
+	}
+	return &textWriter{out: w, width: width}
+}
+
+func (t *textWriter) Write(p []byte) (int, error) {
+	t.pending = append(t.pending, p...)
+	i := bytes.LastIndexByte(t.pending, '\n')
+	if i < 0 {
+		return len(p), nil
+	}
+	lines := string(t.pending[:i+1])
+	t.pending = append(t.pending[:0], t.pending[i+1:]...)
+	if _, err := io.WriteString(t.out, fittable.Wrap(lines, t.width)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// flush writes a last line that had no newline yet.
+func (t *textWriter) flush() error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	s := string(t.pending)
+	t.pending = t.pending[:0]
+	_, err := io.WriteString(t.out, fittable.Wrap(s, t.width))
+	return err
+}
+
+// raw is the writer beneath, for text that must not be wrapped; flush first.
+func (t *textWriter) raw() io.Writer { return t.out }

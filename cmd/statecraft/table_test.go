@@ -12,8 +12,8 @@ import (
 // must not reflow them. The tests that want a width set it themselves.
 func init() { os.Unsetenv("COLUMNS") }
 
-// wideCommands are the commands whose tables are wider than 80 columns on the fixtures, with the
-// prefixes of their lines that are prose (paths, per-operator notes), not table rows.
+// wideCommands are the commands whose tables or report lines are wider than 80 columns on the
+// fixtures, with the prefixes of lines exempt from fitting (none today: prose is wrapped).
 func wideCommands(t *testing.T) []struct {
 	args  []string
 	prose []string
@@ -21,19 +21,25 @@ func wideCommands(t *testing.T) []struct {
 	td := filepath.Join("..", "..", "testdata")
 	sp := filepath.Join(td, "savepoints")
 	up := filepath.Join(td, "upgrades", "agg-ttl")
+	fa := filepath.Join(td, "upgrades", "agg-filter-added")
 	return []struct {
 		args  []string
 		prose []string
 	}{
-		{[]string{"savepoint", "inspect", "--subtasks", filepath.Join(sp, "keyed-hashmap")}, []string{"savepoint:"}},
-		{[]string{"savepoint", "inspect", filepath.Join(sp, "operator-state")}, []string{"savepoint:"}},
+		{[]string{"savepoint", "inspect", "--subtasks", filepath.Join(sp, "keyed-hashmap")}, nil},
+		{[]string{"savepoint", "inspect", filepath.Join(sp, "operator-state")}, nil},
 		{[]string{"plan", "uids", filepath.Join(td, "plans", "join-inner.json")}, nil},
-		{[]string{"savepoint", "offsets", kafkaFixture}, []string{"enumerator of"}},
+		{[]string{"savepoint", "offsets", kafkaFixture}, nil},
 		{[]string{"plan", "ttl", "list", filepath.Join(td, "plans", "join-inner.json")}, nil},
-		{[]string{"savepoint", "check", filepath.Join(sp, "sql-group-aggregate"), "--plan", filepath.Join(sp, "sql-group-aggregate.plan.json")}, []string{"savepoint ", "plan "}},
+		{[]string{"savepoint", "check", filepath.Join(sp, "sql-group-aggregate"), "--plan", filepath.Join(sp, "sql-group-aggregate.plan.json")}, nil},
 		{[]string{"savepoint", "dump", filepath.Join(sp, "keyed-hashmap"), "--operator", "uid:int-keyed", "--format", "table"}, nil},
-		{[]string{"plan", "ttl", "impact", filepath.Join(up, "plan.json"), "--savepoint", filepath.Join(up, "savepoint"), "--all", "--ttl", "10s", "--at", "0"}, []string{"savepoint "}},
-		{[]string{"migrate", "rescale", filepath.Join(sp, "keyed-hashmap"), filepath.Join(t.TempDir(), "out"), "--max-parallelism", "256", "--dry-run"}, []string{"dry run", "  uid:"}},
+		{[]string{"plan", "ttl", "impact", filepath.Join(up, "plan.json"), "--savepoint", filepath.Join(up, "savepoint"), "--all", "--ttl", "10s", "--at", "0"}, nil},
+		{[]string{"migrate", "rescale", filepath.Join(sp, "keyed-hashmap"), filepath.Join(t.TempDir(), "out"), "--max-parallelism", "256", "--dry-run"}, nil},
+		// Reports of free text: lines are wrapped, never cut. The upgrade's script is YAML to
+		// run as it is, so it goes to a file here (printed, it is never wrapped).
+		{[]string{"plan", "diff", filepath.Join(fa, "old.plan.json"), filepath.Join(fa, "new.plan.json")}, nil},
+		{[]string{"plan", "upgrade", filepath.Join(fa, "old.plan.json"), filepath.Join(fa, "new.plan.json"), "--savepoint", filepath.Join(fa, "savepoint"), "-o", filepath.Join(t.TempDir(), "up.yaml")}, nil},
+		{[]string{"savepoint", "check", filepath.Join(fa, "savepoint"), "--plan", filepath.Join(fa, "new.plan.json")}, nil},
 	}
 }
 
@@ -43,7 +49,7 @@ func TestTablesFitColumns(t *testing.T) {
 	for _, tc := range wideCommands(t) {
 		name := strings.Join(tc.args[:2], " ")
 		code, full, errOut := runCLI(tc.args...)
-		if code != exitOK {
+		if code != exitOK && code != exitFindings { // savepoint check: "would NOT restore" is a finding
 			t.Fatalf("%s: exit %d: %s", name, code, errOut)
 		}
 		if maxLine(full, nil) <= 80 {
