@@ -42,8 +42,9 @@ check: fmt-check vet
 	@set -e; $(ORACLE_START); \
 	$(MAKE) --no-print-directory fuzz-brief; echo "fuzz-brief: $$SECONDS s"; \
 	$(ORACLE_WAIT); \
-	t=$$SECONDS; STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m ./...; \
-	echo "go test (unit and oracle): $$((SECONDS - t)) s"
+	t=$$SECONDS; rc=0; STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m ./... || rc=$$?; \
+	echo "go test (unit and oracle): $$((SECONDS - t)) s"; \
+	testdata/oracle/serve-summary.sh "$$dir"; exit $$rc
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
@@ -83,7 +84,8 @@ ORACLE_WAIT = for s in $(ORACLE_SERVERS); do \
 	echo "oracle servers ready: $(ORACLE_SERVERS)"
 oracle-check:
 	@set -e; $(ORACLE_START); $(ORACLE_WAIT); \
-	STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m -run '$(ORACLE_RUN)' $(ORACLE_PKGS)
+	rc=0; STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m -run '$(ORACLE_RUN)' $(ORACLE_PKGS) || rc=$$?; \
+	testdata/oracle/serve-summary.sh "$$dir"; exit $$rc
 
 # Fuzz targets (package:Target), see FUZZING.md. `make fuzz` runs each for FUZZTIME (one worker
 # each, one after the other: the machine is shared); `make check` runs each for FUZZTIME_BRIEF so

@@ -46,6 +46,8 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class Serve {
     private static final InheritableThreadLocal<Sink> SINK = new InheritableThreadLocal<>();
     private static final ReentrantLock ONE_AT_A_TIME = new ReentrantLock(true);
+    /** The server's own stderr (its log): one line per command, which serve-summary.sh reads. */
+    private static volatile PrintStream log = System.err;
 
     private Serve() {}
 
@@ -56,6 +58,7 @@ public final class Serve {
         }
         PrintStream origOut = System.out;
         PrintStream origErr = System.err;
+        log = origErr;
         System.setOut(new PrintStream(new Routed('o', origOut), true, StandardCharsets.UTF_8));
         System.setErr(new PrintStream(new Routed('e', origErr), true, StandardCharsets.UTF_8));
 
@@ -126,9 +129,11 @@ public final class Serve {
                 argv[i] = new String(b, StandardCharsets.UTF_8);
             }
             Sink sink = new Sink(new DataOutputStream(Channels.newOutputStream(ch)));
+            long asked = System.nanoTime();
             ONE_AT_A_TIME.lock();
+            long started = System.nanoTime();
             SINK.set(sink);
-            int code;
+            int code = 1;
             try {
                 code = Main.dispatch(argv);
             } catch (Throwable e) {
@@ -139,11 +144,32 @@ public final class Serve {
                 System.err.flush();
                 SINK.remove();
                 ONE_AT_A_TIME.unlock();
+                // Where the suite's time goes: make check prints the busiest commands from these.
+                log.printf("oracle serve: done %d ms (waited %d ms) exit %d: %s%n",
+                        (System.nanoTime() - started) / 1_000_000, (started - asked) / 1_000_000, code,
+                        summary(argv));
             }
             sink.exit(code);
         } catch (IOException e) {
             System.err.println("oracle serve: request failed: " + e);
         }
+    }
+
+    /** The command and its arguments on one line, paths shortened to their last two elements. */
+    private static String summary(String[] argv) {
+        StringBuilder b = new StringBuilder();
+        for (String a : argv) {
+            if (b.length() > 0) {
+                b.append(' ');
+            }
+            int cut = a.lastIndexOf('/', a.lastIndexOf('/') - 1);
+            b.append(a.startsWith("/") && cut > 0 ? "…" + a.substring(cut) : a);
+            if (b.length() > 300) {
+                b.append(" …");
+                break;
+            }
+        }
+        return b.toString().replace('\n', ' ');
     }
 
     /** The client end of one request; closed once the exit frame is written. */
