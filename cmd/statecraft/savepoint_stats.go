@@ -221,11 +221,7 @@ func fitProse(w io.Writer, s string) string {
 	if !ok || tw.width <= 0 {
 		return s
 	}
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.Join(fittable.Wrap(l, tw.width), "\n")
-	}
-	return strings.Join(lines, "\n")
+	return fittable.Wrap(s, tw.width)
 }
 
 func statsLabel(o *stats.Operator) string {

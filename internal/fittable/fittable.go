@@ -277,33 +277,3 @@ func hiddenNote(hidden []string, width int) string {
 	}
 	return note
 }
-
-// Wrap breaks a line of prose at spaces so that no piece is wider than width (0: no limit),
-// continuing on lines indented two more than the first; a word wider than the room is kept
-// whole (a hash or a path cut in the middle would be worse than a long line).
-func Wrap(s string, width int) []string {
-	if width <= 0 || utf8.RuneCountInString(s) <= width {
-		return []string{s}
-	}
-	body := strings.TrimLeft(s, " ")
-	lead := s[:len(s)-len(body)]
-	indent := lead + "  "
-	var lines []string
-	cur, n := lead, utf8.RuneCountInString(lead)
-	empty := true
-	for _, word := range strings.Split(body, " ") {
-		wn := utf8.RuneCountInString(word)
-		if !empty && n+1+wn > width {
-			lines = append(lines, cur)
-			cur, n, empty = indent, utf8.RuneCountInString(indent), true
-		}
-		if !empty {
-			cur += " "
-			n++
-		}
-		cur += word
-		n += wn
-		empty = false
-	}
-	return append(lines, cur)
-}

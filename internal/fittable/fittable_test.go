@@ -100,22 +100,3 @@ func TestPlainLinesPassThrough(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
 	}
 }
-
-func TestWrap(t *testing.T) {
-	for _, c := range []struct {
-		in    string
-		width int
-		want  []string
-	}{
-		{"  short line", 0, []string{"  short line"}},
-		{"  short line", 12, []string{"  short line"}},
-		{"  one two three four", 12, []string{"  one two", "    three", "    four"}},
-		{"a verylongwordthatdoesnotfit b", 10, []string{"a", "  verylongwordthatdoesnotfit", "  b"}},
-		{"  ttl names: 3 values…", 14, []string{"  ttl names: 3", "    values…"}},
-	} {
-		got := Wrap(c.in, c.width)
-		if strings.Join(got, "|") != strings.Join(c.want, "|") {
-			t.Errorf("Wrap(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
-		}
-	}
-}

@@ -17,9 +17,10 @@ import (
 //	            reordered (order_id, user_id,
 //
 // A marker is the first word of the line when it is "~", "+", "-", "*" or a label of letters
-// ending with ":" (as "why:" and "error:" are). A word longer than the room left is cut into pieces of the room, so every line
-// fits (long paths and ids are the usual ones). ANSI colour sequences (ESC [ ... m) take no
-// room. A width of 0 means no limit: text is returned unchanged.
+// ending with ":" (as "why:" and "error:" are). A word wider than the room is kept whole on a
+// line of its own: a hash or a path cut in the middle would be worse than a long line (it
+// could not be copied). ANSI colour sequences (ESC [ ... m) take no room. A width of 0 means
+// no limit: text is returned unchanged.
 func Wrap(text string, width int) string {
 	if width <= 0 {
 		return text
@@ -75,18 +76,7 @@ func wrapLine(b *strings.Builder, line string, width int) {
 		}
 		b.WriteString(strings.Repeat(" ", gap))
 		cur, gap = cur+gap, 0
-		// A word wider than the room left is cut at the edge, continuing on the next lines.
-		for cur+ww > width {
-			head, rest := cutVisible(w, width-cur)
-			if head == "" { // not even one rune fits after the hanging indent
-				break
-			}
-			b.WriteString(head)
-			b.WriteByte('\n')
-			b.WriteString(strings.Repeat(" ", hang))
-			w, ww, cur = rest, visibleWidth(rest), hang
-		}
-		b.WriteString(w)
+		b.WriteString(w) // whole, even when wider than the room: see the doc comment
 		cur += ww
 		first = false
 	}
@@ -142,25 +132,4 @@ func csiLen(s string) int {
 		}
 	}
 	return 0
-}
-
-// cutVisible splits s after n visible runes, keeping colour sequences with the head.
-func cutVisible(s string, n int) (head, rest string) {
-	if n <= 0 {
-		return "", s
-	}
-	i, seen := 0, 0
-	for i < len(s) {
-		if k := csiLen(s[i:]); k > 0 {
-			i += k
-			continue
-		}
-		if seen == n {
-			break
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		seen++
-	}
-	return s[:i], s[i:]
 }
