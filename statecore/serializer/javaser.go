@@ -60,14 +60,27 @@ type jsClass struct {
 	super  *jsClass
 }
 
-// javaSerSkipper walks one serialization stream and records its bytes.
+// javaSerSkipper walks one serialization stream and records its bytes. It also builds the values
+// it walks (strings, enum constants, objects with their primitive and object fields), which
+// logicaltype.go reads; skipping needs only the grammar.
 type javaSerSkipper struct {
 	r       *javaio.Reader
 	field   string
 	buf     []byte
-	handles []*jsClass // nil for handles that are not class descriptors
+	handles []any // *jsClass for class descriptors, the value for objects, strings, enums, arrays
 	depth   int
 }
+
+// jsObject is a deserialized object: its class, its serializable fields by name (superclass
+// fields included) and what its class's writeObject wrote after them (ArrayList: the elements).
+type jsObject struct {
+	class  string
+	fields map[string]any
+	extra  []any
+}
+
+// jsEnum is an enum constant.
+type jsEnum struct{ class, name string }
 
 func (s *javaSerSkipper) u8() byte {
 	v := s.r.U8(s.field)
@@ -99,12 +112,19 @@ func (s *javaSerSkipper) fail(format string, args ...any) {
 }
 func (s *javaSerSkipper) ok() bool { return s.r.Err() == nil }
 
-func (s *javaSerSkipper) newHandle(c *jsClass) {
+func (s *javaSerSkipper) newHandle(v any) int {
 	if len(s.handles) >= maxJavaSerHandles {
 		s.fail("more than %d handles", maxJavaSerHandles)
-		return
+		return -1
 	}
-	s.handles = append(s.handles, c)
+	s.handles = append(s.handles, v)
+	return len(s.handles) - 1
+}
+
+func (s *javaSerSkipper) setHandle(h int, v any) {
+	if h >= 0 && h < len(s.handles) {
+		s.handles[h] = v
+	}
 }
 
 // skipJavaSerStream reads one complete serialization stream holding one object and returns its bytes.
@@ -122,67 +142,85 @@ func skipJavaSerStream(r *javaio.Reader, field string) []byte {
 	return s.buf
 }
 
-func (s *javaSerSkipper) content() {
+func (s *javaSerSkipper) content() any {
 	if !s.ok() {
-		return
+		return nil
 	}
 	s.depth++
 	defer func() { s.depth-- }()
 	if s.depth > maxJavaSerDepth {
 		s.fail("nested deeper than %d", maxJavaSerDepth)
-		return
+		return nil
 	}
 	tc := s.u8()
 	switch tc {
 	case tcNull:
 	case tcReference:
-		s.i32()
+		h := s.i32() - baseHandle
+		if h >= 0 && int(h) < len(s.handles) {
+			return s.handles[h]
+		}
 	case tcClassDesc, tcProxyClassDesc:
 		s.classDescBody(tc)
 	case tcObject:
 		c := s.classDesc()
-		s.newHandle(nil)
-		s.objectData(c)
+		o := &jsObject{fields: map[string]any{}}
+		if c != nil {
+			o.class = c.name
+		}
+		s.newHandle(o)
+		s.objectData(c, o)
+		return o
 	case tcString:
-		s.newHandle(nil)
-		s.utf()
+		h := s.newHandle(nil)
+		str := s.utf()
+		s.setHandle(h, str)
+		return str
 	case tcLongString:
 		s.newHandle(nil)
 		hi, lo := s.i32(), s.i32()
 		if hi != 0 || lo < 0 {
 			s.fail("long string too long")
-			return
+			return nil
 		}
 		s.raw(int(lo))
 	case tcArray:
 		c := s.classDesc()
-		s.newHandle(nil)
+		h := s.newHandle(nil)
 		n := s.i32()
 		if n < 0 || n > 1<<24 {
 			s.fail("array length %d", n)
-			return
+			return nil
 		}
 		if c == nil || len(c.name) < 2 {
 			s.fail("array without class")
-			return
+			return nil
 		}
+		var arr []any
 		for i := int32(0); i < n && s.ok(); i++ {
-			s.value(c.name[1])
+			arr = append(arr, s.value(c.name[1]))
 		}
+		s.setHandle(h, arr)
+		return arr
 	case tcClass:
 		s.classDesc()
 		s.newHandle(nil)
 	case tcEnum:
-		s.classDesc()
-		s.newHandle(nil)
-		s.content() // the constant's name, a TC_STRING
+		c := s.classDesc()
+		e := &jsEnum{}
+		if c != nil {
+			e.class = c.name
+		}
+		s.newHandle(e)
+		e.name, _ = s.content().(string) // the constant's name, a TC_STRING
+		return e
 	case tcBlockData:
 		s.raw(int(s.u8()))
 	case tcBlockDataLong:
 		n := s.i32()
 		if n < 0 {
 			s.fail("negative block length")
-			return
+			return nil
 		}
 		s.raw(int(n))
 	case tcReset:
@@ -190,6 +228,7 @@ func (s *javaSerSkipper) content() {
 	default:
 		s.fail("unexpected type code 0x%02X", tc)
 	}
+	return nil
 }
 
 // classDesc reads a class descriptor position (new, reference or null) and returns it.
@@ -200,13 +239,17 @@ func (s *javaSerSkipper) classDesc() *jsClass {
 		return nil
 	case tcReference:
 		h := s.i32() - baseHandle
-		if h < 0 || int(h) >= len(s.handles) || s.handles[h] == nil {
+		var c *jsClass
+		if h >= 0 && int(h) < len(s.handles) {
+			c, _ = s.handles[h].(*jsClass)
+		}
+		if c == nil {
 			if s.ok() {
 				s.fail("reference to unknown class descriptor handle %#x", h+baseHandle)
 			}
 			return nil
 		}
-		return s.handles[h]
+		return c
 	case tcClassDesc, tcProxyClassDesc:
 		return s.classDescBody(tc)
 	}
@@ -252,23 +295,28 @@ func (s *javaSerSkipper) classDescBody(tc byte) *jsClass {
 	return c
 }
 
-// annotation skips contents up to and including TC_ENDBLOCKDATA.
-func (s *javaSerSkipper) annotation() {
+// annotation reads contents up to and including TC_ENDBLOCKDATA and returns the values among
+// them (block data is skipped).
+func (s *javaSerSkipper) annotation() []any {
+	var out []any
 	for s.ok() {
 		b := s.r.Peek1()
 		if b < 0 {
 			s.u8() // records the EOF error
-			return
+			return out
 		}
 		if byte(b) == tcEndBlockData {
 			s.u8()
-			return
+			return out
 		}
-		s.content()
+		if v := s.content(); v != nil {
+			out = append(out, v)
+		}
 	}
+	return out
 }
 
-func (s *javaSerSkipper) objectData(c *jsClass) {
+func (s *javaSerSkipper) objectData(c *jsClass, o *jsObject) {
 	var chain []*jsClass
 	for k := c; k != nil; k = k.super {
 		chain = append(chain, k)
@@ -285,33 +333,38 @@ func (s *javaSerSkipper) objectData(c *jsClass) {
 				s.fail("class %s uses the pre-1.2 externalizable format", k.name)
 				return
 			}
-			s.annotation()
+			o.extra = append(o.extra, s.annotation()...)
 		default:
 			for _, f := range k.fields {
-				s.value(f.code)
+				o.fields[f.name] = s.value(f.code)
 			}
 			if k.flags&scWriteMethod != 0 {
-				s.annotation()
+				o.extra = append(o.extra, s.annotation()...)
 			}
 		}
 	}
 }
 
-func (s *javaSerSkipper) value(code byte) {
+func (s *javaSerSkipper) value(code byte) any {
 	switch code {
-	case 'B', 'Z':
-		s.raw(1)
+	case 'Z':
+		return s.u8() != 0
+	case 'B':
+		return int64(int8(s.u8()))
 	case 'C', 'S':
-		s.raw(2)
-	case 'I', 'F':
+		return int64(int16(s.u16()))
+	case 'I':
+		return int64(s.i32())
+	case 'F':
 		s.raw(4)
 	case 'J', 'D':
 		s.raw(8)
 	case 'L', '[':
-		s.content()
+		return s.content()
 	default:
 		s.fail("unknown field type code %q", code)
 	}
+	return nil
 }
 
 // readRowData reads RowDataSerializerSnapshot version 3:

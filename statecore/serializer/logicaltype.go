@@ -1,0 +1,115 @@
+package serializer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/statecraft/statecraft/statecore/javaio"
+)
+
+// A RowDataSerializer snapshot keeps its fields' LogicalTypes as Java-serialized objects, and
+// Flink 2.3.0's RowDataSerializerSnapshot.resolveSchemaCompatibility declares the new serializer
+// incompatible unless Arrays.equals(newTypes, oldTypes) holds: LogicalType.equals compares
+// nullability and type root, and each subclass its own fields (VARCHAR length, DECIMAL precision
+// and scale, ...). So restore predictions need those objects as types. A serialized leaf type
+// looks like this (superclass fields first, names as in the class descriptors):
+//
+//	TC_OBJECT classDesc(org.apache.flink.table.types.logical.VarCharType, fields: I length)
+//	          super classDesc(LogicalType, fields: Z isNullable, L typeRoot)
+//	values:   [bool isNullable][TC_ENUM LogicalTypeRoot "VARCHAR"][i32 length]
+//
+// LogicalTypeSQL renders such an object the way a compiled plan writes types
+// (LogicalType.asSerializableString: "VARCHAR(2147483647)", "BIGINT NOT NULL"), so the types a
+// plan implies and the types a savepoint holds compare as strings.
+
+const logicalPkg = "org.apache.flink.table.types.logical."
+
+// leafTypes are the parameterless logical types and their SQL names.
+var leafTypes = map[string]string{
+	"BooleanType": "BOOLEAN", "TinyIntType": "TINYINT", "SmallIntType": "SMALLINT", "IntType": "INT",
+	"BigIntType": "BIGINT", "FloatType": "FLOAT", "DoubleType": "DOUBLE", "DateType": "DATE",
+}
+
+// LogicalTypeSQL decodes one Java-serialized LogicalType (an element of Snapshot.LogicalTypes)
+// and renders it as SQL. ok is false for a type it does not render (rows, collections, RAW,
+// structured types, time attributes): the caller must treat that field as unchecked, never as
+// equal.
+func LogicalTypeSQL(stream []byte) (sql string, ok bool) {
+	r := javaio.NewBytesReader(stream, "logical type", 0)
+	s := &javaSerSkipper{r: r, field: "logicalType"}
+	if m, v := s.u16(), s.u16(); !s.ok() || m != 0xACED || v != 5 {
+		return "", false
+	}
+	o, _ := s.content().(*jsObject)
+	if !s.ok() || o == nil {
+		return "", false
+	}
+	return renderLogicalType(o)
+}
+
+func renderLogicalType(o *jsObject) (string, bool) {
+	name, found := strings.CutPrefix(o.class, logicalPkg)
+	nullable, okN := o.fields["isNullable"].(bool)
+	if !found || !okN {
+		return "", false
+	}
+	num := func(f string) (int64, bool) {
+		v, ok := o.fields[f].(int64)
+		return v, ok
+	}
+	var t string
+	if leaf, ok := leafTypes[name]; ok {
+		t = leaf
+	} else {
+		switch name {
+		case "VarCharType", "CharType", "BinaryType", "VarBinaryType":
+			n, ok := num("length")
+			if !ok {
+				return "", false
+			}
+			t = fmt.Sprintf("%s(%d)", strings.ToUpper(strings.TrimSuffix(name, "Type")), n)
+		case "DecimalType":
+			p, ok1 := num("precision")
+			sc, ok2 := num("scale")
+			if !ok1 || !ok2 {
+				return "", false
+			}
+			t = fmt.Sprintf("DECIMAL(%d, %d)", p, sc)
+		case "TimeType":
+			p, ok := num("precision")
+			if !ok {
+				return "", false
+			}
+			t = fmt.Sprintf("TIME(%d)", p)
+		case "TimestampType", "LocalZonedTimestampType":
+			// Time attributes (kind ROWTIME or PROCTIME) are not rendered: how their kind
+			// takes part in equality was not checked.
+			p, ok := num("precision")
+			kind, _ := o.fields["kind"].(*jsEnum)
+			if !ok || kind == nil || kind.name != "REGULAR" {
+				return "", false
+			}
+			t = fmt.Sprintf("TIMESTAMP(%d)", p)
+			if name == "LocalZonedTimestampType" {
+				t += " WITH LOCAL TIME ZONE"
+			}
+		default:
+			return "", false
+		}
+	}
+	if !nullable {
+		t += " NOT NULL"
+	}
+	return t, true
+}
+
+// RowFieldTypes renders the logical types of a RowDataSerializer snapshot's fields; known[i] is
+// false for a field LogicalTypeSQL does not render.
+func (s *Snapshot) RowFieldTypes() (types []string, known []bool) {
+	for _, b := range s.LogicalTypes {
+		t, ok := LogicalTypeSQL(b)
+		types = append(types, t)
+		known = append(known, ok)
+	}
+	return types, known
+}
