@@ -29,6 +29,7 @@ import (
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
 // Operator summarises one savepoint operator.
@@ -46,6 +47,10 @@ type Operator struct {
 	StateError     string   `json:"stateError,omitempty"` // why keyed state names could not be read
 
 	op *metadata.OperatorState
+	// keySerializer and metas are the first readable keyed-state header's key serializer and
+	// state meta infos by name: what Flink compares the new job's serializers with on restore.
+	keySerializer *serializer.Snapshot
+	metas         map[string]*keyed.StateMeta
 }
 
 // Operators summarises every operator of the savepoint in file order. Keyed state names come
@@ -61,7 +66,7 @@ func Operators(sp *savepoint.Savepoint) []*Operator {
 			if readable != nil {
 				o.StateError = readable.Error()
 			} else {
-				o.KeyedStates, o.Timers, o.StateError = keyedStateNames(sp, op)
+				o.KeyedStates, o.Timers, o.StateError = keyedStateNames(sp, op, o)
 			}
 		}
 		out = append(out, o)
@@ -99,19 +104,24 @@ func hasKeyed(op *metadata.OperatorState) bool {
 
 // keyedStateNames is the union of the state names in every subtask's keyed-state header, timers
 // ("_timer_state/...") apart.
-func keyedStateNames(sp *savepoint.Savepoint, op *metadata.OperatorState) (states, timers []string, errText string) {
+func keyedStateNames(sp *savepoint.Savepoint, op *metadata.OperatorState, o *Operator) (states, timers []string, errText string) {
 	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
 	if err != nil {
 		return nil, nil, err.Error()
 	}
 	defer closeAll()
 	seen := map[string]bool{}
+	o.metas = map[string]*keyed.StateMeta{}
 	for _, s := range subs {
+		if o.keySerializer == nil {
+			o.keySerializer = s.Header.KeySerializer
+		}
 		for _, m := range s.Header.States {
 			if m == nil || seen[m.Name] {
 				continue
 			}
 			seen[m.Name] = true
+			o.metas[m.Name] = m
 			if strings.HasPrefix(m.Name, "_timer_state/") {
 				timers = append(timers, m.Name)
 			} else {

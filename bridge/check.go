@@ -49,6 +49,8 @@ type NodeState struct {
 	Status   string    `json:"status"`
 	State    *Operator `json:"state,omitempty"`
 	Expected []string  `json:"expectedStates,omitempty"` // keyed state names its operator uses (Flink 2.3.0)
+	// Types are the per-state type verdicts of a restored node with keyed state (types.go).
+	Types []TypeVerdict `json:"types,omitempty"`
 }
 
 // Report is the result of Check.
@@ -58,6 +60,9 @@ type Report struct {
 	Findings  []Finding   `json:"findings"`
 	// Restores is false when Flink would refuse to restore the savepoint into the plan's job.
 	Restores bool `json:"restores"`
+	// TypesNotChecked counts restored nodes with a state whose type statecraft could not
+	// compare: for those, Restores rests on names and ids only.
+	TypesNotChecked int `json:"typesNotChecked"`
 }
 
 // Count returns the number of findings of a severity.
@@ -130,6 +135,10 @@ func Check(b *Bridge, opts CheckOptions) *Report {
 			ns.State = op
 			claimedByNode[n.ID] = true
 			checkNames(r, n, op)
+			if hasKeyed(op.op) || op.StateError != "" {
+				ns.Types = checkTypes(n.Node, op)
+				typeFindings(r, n, op, ns.Types)
+			}
 		}
 		r.Nodes = append(r.Nodes, ns)
 	}
@@ -242,31 +251,54 @@ func stateSummary(o *Operator) string {
 }
 
 // hint names plan transformations that may be the dropped operator's successor: same
-// transformation name (the part after the first "_" of a plan-style UID), stateful, and
-// finding no state of their own. Renumbered node ids change UIDs; `statecraft migrate uid` can
-// give the savepoint operator the new UID.
+// transformation name (the part after the first "_" of a plan-style UID), stateful, finding no
+// state of their own, and declaring state types the dropped state does not contradict (a rename
+// cannot help a node whose layout changed). Renumbered node ids change UIDs; `statecraft migrate
+// uid` can give the savepoint operator the new UID.
 func hint(b *Bridge, o *Operator) string {
 	_, name, ok := strings.Cut(o.UID, "_")
 	if !ok {
 		return ""
 	}
-	var cands, candUIDs []string
+	var cands, candUIDs, changed []string
 	for i := range b.Nodes {
 		t := stateHolder(&b.Nodes[i])
 		if t == nil || t.Transformation != name || t.Hash == "" {
 			continue
 		}
-		if op := b.Operator(t); op == nil || !op.HasState {
-			cands = append(cands, fmt.Sprintf("node %d (uid %s)", b.Nodes[i].ID, t.UID))
-			candUIDs = append(candUIDs, t.UID)
+		if op := b.Operator(t); op != nil && op.HasState {
+			continue
 		}
+		if why := incompatibleTypes(b.Nodes[i].Node, o); why != "" {
+			changed = append(changed, fmt.Sprintf("node %d (%s)", b.Nodes[i].ID, why))
+			continue
+		}
+		cands = append(cands, fmt.Sprintf("node %d (uid %s)", b.Nodes[i].ID, t.UID))
+		candUIDs = append(candUIDs, t.UID)
 	}
 	switch len(cands) {
 	case 0:
+		if len(changed) > 0 {
+			return "; the same kind of operator in the plan starts empty, but its state types differ from this state's, so a new UID cannot help: " + strings.Join(changed, ", ")
+		}
 		return ""
 	case 1:
 		return fmt.Sprintf("; the same kind of operator in the plan starts empty: %s; if it is the same operator renumbered, give the state its UID: statecraft migrate uid SAVEPOINT NEW_SAVEPOINT --rename uid:%s=uid:%s",
 			cands[0], o.UID, candUIDs[0])
 	}
-	return "; the same kind of operator in the plan starts empty: " + strings.Join(cands, ", ") + " (renumbered? statecraft migrate uid can give the state one of their UIDs)"
+	return "; the same kind of operator in the plan starts empty: " + strings.Join(cands, ", ") + " (if one is this operator renumbered, statecraft migrate uid can give the state its UID)"
+}
+
+// incompatibleTypes says how node n's declared state types contradict operator o's stored ones,
+// "" when they do not (or cannot be compared).
+func incompatibleTypes(n *plan.Node, o *Operator) string {
+	if n == nil || o.metas == nil {
+		return ""
+	}
+	for _, v := range checkTypes(n, o) {
+		if v.Verdict == TypesIncompatible {
+			return v.State + ": " + v.Detail
+		}
+	}
+	return ""
 }

@@ -132,14 +132,18 @@ func runUpgrade(c *cli.Context, w io.Writer, oldp, newp *plan.Plan) error {
 
 func writeUpgrade(w io.Writer, sp *savepoint.Savepoint, r *bridge.UpgradeReport, script []byte, out string) {
 	fmt.Fprintf(w, "\nSavepoint %s (checkpoint %d, %s)\n", sp.Dir, sp.Metadata.CheckpointID, english.Count(len(sp.Metadata.Operators), "operator"))
-	if len(r.Renames) == 0 {
+	// Blocked nodes first: "no operator needs a new UID" would read as "nothing to do" above them.
+	for _, b := range r.Blocked {
+		fmt.Fprintf(w, "  blocked %s: %s\n", b.Type, b.Reason)
+	}
+	switch {
+	case len(r.Renames) == 0 && len(r.Blocked) > 0:
+		fmt.Fprintln(w, "  no rename can carry the blocked state over; no other operator needs a new UID")
+	case len(r.Renames) == 0:
 		fmt.Fprintln(w, "  no operator needs a new UID")
 	}
 	for _, rn := range r.Renames {
 		fmt.Fprintf(w, "  rename  node %d -> %d %s: %s (%s) -> %s (%s), %s\n", rn.OldNode, rn.Node, rn.Type, rn.From, rn.FromHash, rn.To, rn.ToHash, rn.StateNote())
-	}
-	for _, b := range r.Blocked {
-		fmt.Fprintf(w, "  blocked %s: %s\n", b.Type, b.Reason)
 	}
 	fmt.Fprintf(w, "  restore under NEW as it is:        %s\n", restoreWord(r.Before))
 	fmt.Fprintf(w, "  restore under NEW after the script: %s\n", restoreWord(r.After))
@@ -162,6 +166,9 @@ func writeUpgrade(w io.Writer, sp *savepoint.Savepoint, r *bridge.UpgradeReport,
 }
 
 func restoreWord(r *bridge.Report) string {
+	if r.Restores && r.TypesNotChecked > 0 {
+		return fmt.Sprintf("restores as far as checked (types of %s not checked)", english.Count(r.TypesNotChecked, "node"))
+	}
 	if r.Restores {
 		return "restores"
 	}

@@ -35,11 +35,17 @@ func init() {
 				"parallelism) or 'starts empty'. Errors (exit 2): savepoint operators with state that no\n" +
 				"operator of the plan claims (restore fails unless non-restored state is allowed) and, with\n" +
 				"--max-parallelism, max parallelism mismatches. Warnings: state names the node's operator does\n" +
-				"not use, state dropped under --allow-non-restored-state, operators without a UID.",
+				"not use, state dropped under --allow-non-restored-state, operators without a UID.\n" +
+				"Types: for each restored node, the key serializer and each state's value serializer stored in\n" +
+				"the savepoint (RowData field types) are compared with the key and value types the node declares\n" +
+				"under the plan; a difference is an error (Flink refuses the restore with a\n" +
+				"StateMigrationException). A type statecraft does not derive is reported as 'types not\n" +
+				"checked' (exit 2 with --strict).",
 			Flags: append(uidOptionFlags(), pathMapFlag(),
 				&cli.StringFlag{Name: "plan", Usage: "the compiled plan of the new job (required; - for stdin)"},
 				&cli.IntFlag{Name: "max-parallelism", Usage: "the new job's pipeline.max-parallelism, when it sets one (then it must equal the savepoint's)"},
 				&cli.BoolFlag{Name: "allow-non-restored-state", Usage: "the job is submitted with --allowNonRestoredState: unclaimed state is dropped, not an error"},
+				&cli.BoolFlag{Name: "strict", Usage: "exit 2 also when a restored node's state types could not be checked (\"types not checked\")"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				wideFlag(),
 			),
@@ -89,7 +95,7 @@ func runSavepointCheck(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
-	if !r.Restores {
+	if !r.Restores || (c.Bool("strict") && r.TypesNotChecked > 0) {
 		return withCode(exitFindings, nil)
 	}
 	return nil
@@ -137,7 +143,11 @@ func writeCheckText(w io.Writer, out checkOutput, operators int) error {
 		}
 		fmt.Fprintf(tx, "%s: %s\n", f.Severity, f.Message)
 	}
-	verdict := "restores: every operator with state in the savepoint is claimed by the plan"
+	verdict := "restores: every operator with state in the savepoint is claimed by the plan, with the state types checked"
+	if out.TypesNotChecked > 0 {
+		verdict = fmt.Sprintf("restores as far as checked: every operator with state in the savepoint is claimed by the plan, but the types of %s were not checked (see the info lines)",
+			english.Count(out.TypesNotChecked, "node"))
+	}
 	if !out.Restores {
 		verdict = fmt.Sprintf("would NOT restore: %d %s", out.Count(bridge.SevError), plural(out.Count(bridge.SevError), "error", "errors"))
 	} else if n := out.Count(bridge.SevWarning); n > 0 {

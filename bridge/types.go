@@ -1,0 +1,154 @@
+package bridge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/statecraft/statecraft/plan"
+	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/serializer"
+)
+
+// Type verdicts: what Flink does when the new job's operator declares its state with the types
+// the plan implies and the savepoint holds serializer snapshots of other (or the same) types.
+//
+//	savepoint keyed-state header                    plan node (plan.Node.StateTypes)
+//	  key serializer  RowData[BIGINT]   <--equal?-->  key   [BIGINT]          (grouping, join keys, ...)
+//	  accState value  (TTL)RowData[...] <--equal?-->  accState [BIGINT, BIGINT] (accumulators)
+//
+// Flink 2.3.0 resolves a RowDataSerializer against the restored one by comparing the field
+// LogicalTypes with equals (RowDataSerializerSnapshot.resolveSchemaCompatibility): any
+// difference in arity, type, length, precision or nullability is "incompatible", which fails the
+// restore with a StateMigrationException ("The new key serializer (RowDataSerializer) must be
+// compatible with the previous key serializer", or "... must not be incompatible with the old
+// state serializer" for values). There is no migration between different row types, so the
+// verdict is either compatible or incompatible; a field statecraft cannot render, or a state
+// whose declared type it does not derive, is "not-checked", never counted as compatible.
+const (
+	TypesCompatible   = "compatible"
+	TypesIncompatible = "incompatible"
+	TypesNotChecked   = "not-checked"
+)
+
+// TypeVerdict is the prediction for one state of a restored node ("(key)" for its key).
+type TypeVerdict struct {
+	State     string   `json:"state"`
+	Verdict   string   `json:"verdict"`
+	Savepoint []string `json:"savepointTypes,omitempty"`
+	Plan      []string `json:"planTypes,omitempty"`
+	Detail    string   `json:"detail,omitempty"`
+}
+
+// KeyState names the key serializer among a node's type verdicts.
+const KeyState = "(key)"
+
+// checkTypes compares the state types node n of the plan declares with the serializer snapshots
+// the savepoint stores for operator o.
+func checkTypes(n *plan.Node, o *Operator) []TypeVerdict {
+	if o.StateError != "" || o.metas == nil {
+		return []TypeVerdict{{State: KeyState, Verdict: TypesNotChecked, Detail: "the savepoint's keyed-state headers were not read" + errSuffix(o.StateError)}}
+	}
+	st := n.StateTypes()
+	out := []TypeVerdict{compareRow(KeyState, o.keySerializer, st.Key, st.KeyWhy)}
+	for _, name := range o.KeyedStates {
+		want, ok := st.Values[name]
+		why := st.ValueWhy
+		if !ok && why == "" {
+			why = fmt.Sprintf("statecraft does not derive the value type of %s's state %s", n.Name, name)
+		}
+		out = append(out, compareRow(name, valueSnapshot(o.metas[name]), want, why))
+	}
+	return out
+}
+
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": " + e
+}
+
+// valueSnapshot is a state's value serializer without its TTL wrapper, or nil.
+func valueSnapshot(m *keyed.StateMeta) *serializer.Snapshot {
+	if m == nil {
+		return nil
+	}
+	return serializer.UnwrapTTL(m.Serializer(keyed.SerValue))
+}
+
+// compareRow predicts Flink's resolution of a RowData serializer of types want against the
+// savepoint's snapshot s.
+func compareRow(state string, s *serializer.Snapshot, want []string, why string) TypeVerdict {
+	v := TypeVerdict{State: state, Plan: want}
+	if s == nil || s.Kind != serializer.KindRowData {
+		v.Verdict, v.Detail = TypesNotChecked, "the savepoint's serializer is not a RowDataSerializer"
+		if s != nil {
+			v.Detail += " (" + s.Short() + ")"
+		}
+		return v
+	}
+	got, known := s.RowFieldTypes()
+	v.Savepoint = got
+	if want == nil {
+		v.Verdict, v.Detail = TypesNotChecked, why
+		return v
+	}
+	if len(got) != len(want) {
+		v.Verdict = TypesIncompatible
+		v.Detail = fmt.Sprintf("the savepoint's row has %d fields (%s), the plan's %d (%s)", len(got), strings.Join(shown(got, known), ", "), len(want), strings.Join(want, ", "))
+		return v
+	}
+	var unknown []string
+	for i := range got {
+		if !known[i] {
+			unknown = append(unknown, fmt.Sprintf("field %d", i))
+			continue
+		}
+		if got[i] != want[i] {
+			v.Verdict = TypesIncompatible
+			v.Detail = fmt.Sprintf("field %d is %s in the savepoint, %s in the plan", i, got[i], want[i])
+			return v
+		}
+	}
+	if len(unknown) > 0 {
+		v.Verdict, v.Detail = TypesNotChecked, "statecraft does not read the savepoint's logical type of "+strings.Join(unknown, ", ")
+		return v
+	}
+	v.Verdict = TypesCompatible
+	return v
+}
+
+func shown(types []string, known []bool) []string {
+	out := make([]string, len(types))
+	for i, t := range types {
+		out[i] = t
+		if !known[i] {
+			out[i] = "?"
+		}
+	}
+	return out
+}
+
+// typeFindings turns a node's verdicts into findings: an incompatible type fails the restore,
+// an unchecked one is said as such.
+func typeFindings(r *Report, n *plan.NodeUIDs, o *Operator, vs []TypeVerdict) {
+	var unchecked []string
+	for _, v := range vs {
+		switch v.Verdict {
+		case TypesIncompatible:
+			what := "state " + v.State + "'s value serializer"
+			flinkSays := "the new state serializer must not be incompatible with the old state serializer"
+			if v.State == KeyState {
+				what, flinkSays = "key serializer", "The new key serializer (RowDataSerializer) must be compatible with the previous key serializer"
+			}
+			r.add(SevError, "type-incompatible", n.ID, o.UID, o.Hash, fmt.Sprintf("node %d (%s): %s: %s: Flink refuses the restore (StateMigrationException: %s)",
+				n.ID, n.Type, what, v.Detail, flinkSays))
+		case TypesNotChecked:
+			unchecked = append(unchecked, fmt.Sprintf("%s (%s)", v.State, v.Detail))
+		}
+	}
+	if len(unchecked) > 0 {
+		r.TypesNotChecked++
+		r.add(SevInfo, "types-not-checked", n.ID, o.UID, o.Hash, fmt.Sprintf("node %d (%s): types not checked: %s", n.ID, n.Type, strings.Join(unchecked, "; ")))
+	}
+}
