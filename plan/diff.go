@@ -465,6 +465,7 @@ func judge(d *NodeDiff) {
 		}
 	}
 	var cosmetic []string
+	var ttlChanges []FieldChange // judged together, so the reason names every changed state
 	for _, c := range d.Changes {
 		switch c.Kind {
 		case "ttl":
@@ -472,15 +473,7 @@ func judge(d *NodeDiff) {
 			// never and a finite TTL changes the stored value format (TtlValue wrapping).
 			// Flink restores across that switch only since 2.2 (TtlAwareSerializer, FLINK-37295
 			// documents it); earlier versions fail with a StateMigrationException.
-			toggled := c.OldMillis != nil && c.NewMillis != nil && (*c.OldMillis == 0) != (*c.NewMillis == 0)
-			switch before, known := versionBefore(d.newNode.owner.FlinkVersion, 2, 2); {
-			case toggled && known && before:
-				raise(Incompatible, fmt.Sprintf("TTL switched between never and finite (%s): Flink %s cannot restore such state (TTL state migration needs Flink 2.2+)", c.Detail, d.newNode.owner.FlinkVersion))
-			case toggled:
-				raise(TTLOnly, fmt.Sprintf("only TTL changed (%s; TTL switched on or off: restores on Flink 2.2+)", c.Detail))
-			default:
-				raise(TTLOnly, fmt.Sprintf("only TTL changed (%s)", c.Detail))
-			}
+			ttlChanges = append(ttlChanges, c)
 		case "description":
 			cosmetic = append(cosmetic, c.Kind)
 		case "uid-format":
@@ -504,6 +497,10 @@ func judge(d *NodeDiff) {
 			case c.Old != "" || c.New != "":
 				what += fmt.Sprintf(" %s -> %s", ShortText(c.Old, 40), ShortText(c.New, 40))
 			}
+			if why := namesOnly(c); why != "" {
+				raise(Compatible, why+": "+what)
+				continue
+			}
 			switch c.Kind {
 			case "version":
 				raise(Incompatible, fmt.Sprintf("exec node version changed %s -> %s (Flink keeps state compatible only within one exec node version)", c.Old, c.New))
@@ -520,6 +517,23 @@ func judge(d *NodeDiff) {
 			default:
 				raise(Incompatible, "stateful node changed: "+what)
 			}
+		}
+	}
+	if len(ttlChanges) > 0 {
+		var details []string
+		toggled := false
+		for _, c := range ttlChanges {
+			details = append(details, c.Detail)
+			toggled = toggled || c.OldMillis != nil && c.NewMillis != nil && (*c.OldMillis == 0) != (*c.NewMillis == 0)
+		}
+		detail := strings.Join(details, ", ")
+		switch before, known := versionBefore(d.newNode.owner.FlinkVersion, 2, 2); {
+		case toggled && known && before:
+			raise(Incompatible, fmt.Sprintf("TTL switched between never and finite (%s): Flink %s cannot restore such state (TTL state migration needs Flink 2.2+)", detail, d.newNode.owner.FlinkVersion))
+		case toggled:
+			raise(TTLOnly, fmt.Sprintf("only TTL changed (%s; TTL switched on or off: restores on Flink 2.2+)", detail))
+		default:
+			raise(TTLOnly, fmt.Sprintf("only TTL changed (%s)", detail))
 		}
 	}
 	if len(d.Edges) > 0 {

@@ -32,10 +32,13 @@ type listRow struct {
 	Error       string `json:"error,omitempty"`
 }
 
+// noTTLRow is a stateful node without a settable TTL; type and version as in listRow (the type
+// without its version suffix), so both lists name a node the same way.
 type noTTLRow struct {
-	Node   int    `json:"node"`
-	Type   string `json:"type"`
-	Reason string `json:"reason"`
+	Node    int    `json:"node"`
+	Type    string `json:"type"`
+	Version int    `json:"version"`
+	Reason  string `json:"reason"`
 }
 
 type listOutput struct {
@@ -54,7 +57,7 @@ func buildList(p *plan.Plan) listOutput {
 	}
 	for _, n := range p.Nodes {
 		if c, why := n.Classify(); c == plan.StatefulNoTTL {
-			out.StatefulWithoutTTL = append(out.StatefulWithoutTTL, noTTLRow{n.ID, n.Type, why})
+			out.StatefulWithoutTTL = append(out.StatefulWithoutTTL, noTTLRow{n.ID, n.Name, n.Version, why})
 		}
 		for _, s := range n.State {
 			row := listRow{Node: n.ID, Type: n.Name, Version: n.Version, Description: n.Description,
@@ -101,7 +104,7 @@ func printList(w io.Writer, l listOutput) {
 		fmt.Fprintln(w, "\nstateful nodes without a per-operator TTL:")
 		tw := newTable(w)
 		for _, r := range l.StatefulWithoutTTL {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\n", r.Node, r.Type, r.Reason)
+			fmt.Fprintf(tw, "  %d\t%s_%d\t%s\n", r.Node, r.Type, r.Version, r.Reason)
 		}
 		tw.Flush()
 	}
