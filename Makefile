@@ -123,6 +123,7 @@ fixtures:
 	$(ORACLE) native-checkpoints testdata/checkpoints
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
+	$(ORACLE) type-catalogue testdata/upgrades/types testdata/upgrades/agg-filter-added/savepoint testdata/upgrades/agg-filter-added/spec.json
 	$(ORACLE) kafka-savepoint testdata/sources
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans $(UPGRADE_PROGRAMS)

@@ -35,6 +35,7 @@ public final class Main {
         COMMANDS.put("uid-hashes", "dev.statecraft.oracle.metadata.UidHashes");
         COMMANDS.put("upgrade-fixture", "dev.statecraft.oracle.bridge.UpgradeFixture");
         COMMANDS.put("judge-restore", "dev.statecraft.oracle.bridge.JudgeRestore");
+        COMMANDS.put("type-catalogue", "dev.statecraft.oracle.bridge.TypeCatalogue");
         COMMANDS.put("kafka-savepoint", "dev.statecraft.oracle.sources.KafkaSavepoint");
         COMMANDS.put("kafka-judge", "dev.statecraft.oracle.sources.KafkaJudge");
     }

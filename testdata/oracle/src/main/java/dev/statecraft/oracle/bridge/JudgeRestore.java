@@ -39,9 +39,18 @@ public final class JudgeRestore {
             System.err.println("usage: judge-restore PLAN SAVEPOINT SPEC");
             return 2;
         }
-        Path plan = Path.of(args[0]).toAbsolutePath();
-        Path sp = Path.of(args[1]).toAbsolutePath();
-        JsonNode spec = Json.read(Path.of(args[2]).toAbsolutePath());
+        String[] outcome = judge(Path.of(args[0]).toAbsolutePath(), Path.of(args[1]).toAbsolutePath(),
+                Json.read(Path.of(args[2]).toAbsolutePath()));
+        System.err.println("judge-restore: " + outcome[0] + ": " + outcome[1]);
+        return outcome[0].equals("RESTORED") ? 0 : 1;
+    }
+
+    /**
+     * Restores PLAN from SP and feeds the spec's rows: {RESTORED, why} when the sink reached the
+     * spec's final rows, {REFUSED, Flink's message} when the submission or the job failed,
+     * {REJECTED, what differs} when the job ran but the rows are not the spec's.
+     */
+    static String[] judge(Path plan, Path sp, JsonNode spec) throws Exception {
         String sink = spec.path("sink").asText("counts");
         List<Script.Step> steps = new ArrayList<>();
         for (JsonNode row : spec.get("input")) {
@@ -73,15 +82,13 @@ public final class JudgeRestore {
             TableResult r = tEnv.loadPlan(PlanReference.fromFile(plan.toFile())).execute();
             client = r.getJobClient().orElseThrow();
         } catch (Exception e) {
-            System.err.println("judge-restore: REFUSED at submission: " + rootMessage(e));
-            return 1;
+            return new String[] {"REFUSED", "at submission: " + rootMessage(e)};
         }
         long deadline = System.currentTimeMillis() + 60_000;
         while (true) {
             if (want.equals(lastRows(sink))) {
                 client.cancel().get();
-                System.err.println("judge-restore: RESTORED, the sink's final rows are the spec's (" + want.size() + " keys)");
-                return 0;
+                return new String[] {"RESTORED", "the sink's final rows are the spec's (" + want.size() + " keys)"};
             }
             JobStatus s = client.getJobStatus().get();
             if (s.isGloballyTerminalState() || s == JobStatus.FAILING || System.currentTimeMillis() > deadline) {
@@ -94,12 +101,10 @@ public final class JudgeRestore {
                         why = "timed out after 60 s (job " + s + ")";
                     }
                 } catch (Exception e) {
-                    System.err.println("judge-restore: REFUSED: " + rootMessage(e));
-                    return 1;
+                    return new String[] {"REFUSED", rootMessage(e)};
                 }
-                System.err.println("judge-restore: REJECTED: " + why + "; want last rows " + want + ", sink saw "
-                        + lastRows(sink) + " (all output: " + Script.output().get(sink) + ")");
-                return 1;
+                return new String[] {"REJECTED", why + "; want last rows " + want + ", sink saw " + lastRows(sink)
+                        + " (all output: " + Script.output().get(sink) + ")"};
             }
             Thread.sleep(100);
         }

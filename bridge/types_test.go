@@ -1,0 +1,156 @@
+package bridge
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/statecraft/statecraft/plan"
+)
+
+// flinkOutcome is one case's flink.json of the type catalogue (oracle type-catalogue, generated
+// once by make fixtures into testdata/upgrades/types/<case>/).
+type flinkOutcome struct {
+	Case    string `json:"case"`
+	Flink   string `json:"flink"` // restored, restored-wrong, refused
+	Message string `json:"message"`
+}
+
+// TestTypeCatalogueAgreesWithFlink: for every query change of the catalogue, Flink 2.3.0 restored
+// the savepoint of OLD (upgrades/agg-filter-added) under NEW and the outcome is recorded.
+// savepoint check, plan upgrade (its check after the renames) and plan diff must agree with it:
+//   - Flink refused: check and upgrade never say "restores" with the types checked, and where
+//     statecraft derives the types (want below) they name the type error; plan diff says
+//     incompatible;
+//   - Flink restored with the right rows: check and upgrade say it restores, plan diff does not
+//     say incompatible;
+//   - Flink restored with wrong rows: plan diff says incompatible (check cannot know without OLD).
+func TestTypeCatalogueAgreesWithFlink(t *testing.T) {
+	oldp, _, sp, dir := upgradeFixture(t)
+	cat := filepath.Join(filepath.Dir(dir), "types")
+	entries, err := os.ReadDir(cat)
+	if err != nil {
+		t.Fatalf("type catalogue %s: %v (make fixtures)", cat, err)
+	}
+	// What statecraft predicts per case: the finding code that makes the restore fail
+	// (type-incompatible first), "" when it restores with every type checked, "not-checked" when
+	// it cannot derive a state's type.
+	want := map[string]string{
+		"same":                "",
+		"alias-changed":       "",
+		"ttl-switched-on":     "",
+		"key-column-added":    "type-incompatible",
+		"key-retyped":         "dropped", // a Calc in front shifts the ids: the state maps to no operator
+		"key-not-null":        "dropped",
+		"aggregate-added":     "type-incompatible", // COUNT, SUM, MAX accumulators: 3 fields, the savepoint has 2
+		"aggregate-removed":   "dropped",
+		"count-distinct":      "not-checked",
+		"sum-retyped":         "dropped",
+		"sum-to-max":          "",
+		"key-meaning-changed": "dropped",
+	}
+	seen := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		seen++
+		name := e.Name()
+		t.Run(name, func(t *testing.T) {
+			var fo flinkOutcome
+			data, err := os.ReadFile(filepath.Join(cat, name, "flink.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(data, &fo); err != nil {
+				t.Fatal(err)
+			}
+			newp := loadPlan(t, filepath.Join(cat, name, "new.plan.json"))
+			b, err := Open(newp, plan.UIDOptions{}, sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chk := Check(b, CheckOptions{})
+			up, err := Upgrade(oldp, newp, plan.UIDOptions{}, sp, CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff := plan.Diff(oldp, newp).Verdict
+			t.Logf("Flink: %s (%s); check restores=%v typesNotChecked=%d %s; diff %s", fo.Flink, fo.Message, chk.Restores, chk.TypesNotChecked, codes(chk), diff)
+			w, ok := want[name]
+			if !ok {
+				t.Fatalf("case %s has no prediction in this test", name)
+			}
+			switch got := prediction(chk); {
+			case got != w:
+				t.Errorf("savepoint check predicts %q, want %q: %v", got, w, chk.Findings)
+			case prediction(up.After) != w:
+				t.Errorf("plan upgrade's check predicts %q, savepoint check %q", prediction(up.After), w)
+			}
+			checked := chk.Restores && chk.TypesNotChecked == 0
+			switch fo.Flink {
+			case "refused":
+				if checked || (up.After.Restores && up.After.TypesNotChecked == 0) {
+					t.Errorf("Flink refused (%s), statecraft says it restores with the types checked", fo.Message)
+				}
+				flinkSays := map[string]string{"type-incompatible": "StateMigrationException", "dropped": "Cannot map checkpoint/savepoint state"}[w]
+				if flinkSays != "" && !strings.Contains(fo.Message, flinkSays) {
+					t.Errorf("statecraft predicts %s, Flink refused for another reason: %s", w, fo.Message)
+				}
+				if diff != plan.Incompatible {
+					t.Errorf("plan diff says %s for a change Flink refuses", diff)
+				}
+			case "restored":
+				if !chk.Restores || !up.After.Restores {
+					t.Errorf("Flink restored with the right rows, check restores=%v, upgrade restores=%v: %v", chk.Restores, up.After.Restores, chk.Findings)
+				}
+				if diff == plan.Incompatible {
+					t.Errorf("plan diff says incompatible for a change Flink restores correctly")
+				}
+			case "restored-wrong":
+				if !chk.Restores {
+					t.Errorf("Flink accepted the state, check says it does not restore: %v", chk.Findings)
+				}
+				if diff != plan.Incompatible {
+					t.Errorf("Flink restored with wrong rows (%s), plan diff says %s", fo.Message, diff)
+				}
+			default:
+				t.Fatalf("flink.json: unknown outcome %q", fo.Flink)
+			}
+		})
+	}
+	if seen < len(want) {
+		t.Errorf("catalogue has %d cases, this test predicts %d", seen, len(want))
+	}
+}
+
+func prediction(r *Report) string {
+	first := ""
+	for _, f := range r.Findings {
+		if f.Code == "type-incompatible" {
+			return f.Code
+		}
+		if f.Severity == SevError && first == "" {
+			first = f.Code
+		}
+	}
+	if first != "" {
+		return first
+	}
+	if r.TypesNotChecked > 0 {
+		return TypesNotChecked
+	}
+	return ""
+}
+
+func codes(r *Report) string {
+	var c []string
+	for _, f := range r.Findings {
+		c = append(c, f.Code)
+	}
+	sort.Strings(c)
+	return strings.Join(c, ",")
+}

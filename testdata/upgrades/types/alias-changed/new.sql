@@ -1,0 +1,18 @@
+-- NEW of type-catalogue case alias-changed (OLD: upgrades/agg-filter-added/old.sql).
+-- Compiled by the statecraft oracle (upgrade-fixture).
+
+CREATE TABLE src (
+  k BIGINT,
+  v BIGINT
+) WITH ('connector' = 'statecraft-source', 'after-script' = 'idle');
+
+CREATE TABLE counts (
+  k BIGINT,
+  c BIGINT,
+  s BIGINT
+) WITH ('connector' = 'statecraft-sink');
+
+INSERT INTO counts
+SELECT k, COUNT(*) AS cnt, SUM(v) AS total
+FROM src
+GROUP BY k;
