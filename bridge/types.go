@@ -152,3 +152,38 @@ func typeFindings(r *Report, n *plan.NodeUIDs, o *Operator, vs []TypeVerdict) {
 		r.add(SevInfo, "types-not-checked", n.ID, o.UID, o.Hash, fmt.Sprintf("node %d (%s): types not checked: %s", n.ID, n.Type, strings.Join(unchecked, "; ")))
 	}
 }
+
+// CheckMeaning adds what the serializers cannot show: a restored node whose state NEW would
+// read with another meaning than OLD wrote it (plan.Diff calls the pair incompatible, for
+// example SUM turned into MAX, or another key column of the same type). Flink restores such
+// state without a word and the results are wrong (testdata/upgrades/types: sum-to-max), so it
+// is an error. d is plan.Diff(OLD, NEW) of the plan the savepoint was taken under and r's plan.
+func CheckMeaning(r *Report, d *plan.DiffReport) {
+	restored := map[int]*NodeState{}
+	for i := range r.Nodes {
+		if r.Nodes[i].Status == "restored" {
+			restored[r.Nodes[i].ID] = &r.Nodes[i]
+		}
+	}
+	for _, nd := range d.Nodes {
+		if nd.New == nil || nd.Old == nil || nd.Verdict != plan.Incompatible {
+			continue
+		}
+		ns := restored[nd.New.ID]
+		if ns == nil || hasFinding(r, ns.ID, "type-incompatible") {
+			continue
+		}
+		r.add(SevError, "state-meaning", ns.ID, ns.UID, ns.UIDHash, fmt.Sprintf("node %d (%s) restores OLD node %d's state, but %s: Flink would restore it without an error and compute wrong results",
+			ns.ID, ns.Type, nd.Old.ID, nd.Reason))
+	}
+	r.Restores = r.Count(SevError) == 0
+}
+
+func hasFinding(r *Report, node int, code string) bool {
+	for _, f := range r.Findings {
+		if f.Node == node && f.Code == code {
+			return true
+		}
+	}
+	return false
+}

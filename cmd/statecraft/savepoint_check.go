@@ -45,6 +45,7 @@ func init() {
 				&cli.StringFlag{Name: "plan", Usage: "the compiled plan of the new job (required; - for stdin)"},
 				&cli.IntFlag{Name: "max-parallelism", Usage: "the new job's pipeline.max-parallelism, when it sets one (then it must equal the savepoint's)"},
 				&cli.BoolFlag{Name: "allow-non-restored-state", Usage: "the job is submitted with --allowNonRestoredState: unclaimed state is dropped, not an error"},
+				&cli.StringFlag{Name: "old-plan", Usage: "the compiled plan the savepoint was taken under: also report restored nodes whose state NEW reads with another meaning (plan diff: incompatible), which Flink restores silently with wrong results"},
 				&cli.BoolFlag{Name: "strict", Usage: "exit 2 also when a restored node's state types could not be checked (\"types not checked\")"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				wideFlag(),
@@ -82,6 +83,13 @@ func runSavepointCheck(c *cli.Context) error {
 		return withCode(exitFailure, fmt.Errorf("savepoint check: %s: %w", p.File, err))
 	}
 	r := bridge.Check(b, bridge.CheckOptions{MaxParallelism: c.Int("max-parallelism"), AllowNonRestoredState: c.Bool("allow-non-restored-state")})
+	if op := c.String("old-plan"); op != "" {
+		oldp, err := readPlanArg(c, op)
+		if err != nil {
+			return err
+		}
+		bridge.CheckMeaning(r, plan.Diff(oldp, p))
+	}
 	gen, _ := plan.NormalizeGeneration(opts.Generation)
 	out := checkOutput{Savepoint: sp.Dir, CheckpointID: sp.Metadata.CheckpointID, Plan: p.File, UIDFormat: opts.Format, Generation: gen, Report: r}
 	if out.UIDFormat == "" {
@@ -148,7 +156,15 @@ func writeCheckText(w io.Writer, out checkOutput, operators int) error {
 		verdict = fmt.Sprintf("restores as far as checked: every operator with state in the savepoint is claimed by the plan, but the types of %s were not checked (see the info lines)",
 			english.Count(out.TypesNotChecked, "node"))
 	}
-	if !out.Restores {
+	meaning := 0
+	for _, f := range out.Findings {
+		if f.Code == "state-meaning" {
+			meaning++
+		}
+	}
+	if !out.Restores && meaning == out.Count(bridge.SevError) {
+		verdict = fmt.Sprintf("do NOT restore: Flink would, but %s would read state written with another meaning (wrong results)", english.Count(meaning, "node"))
+	} else if !out.Restores {
 		verdict = fmt.Sprintf("would NOT restore: %d %s", out.Count(bridge.SevError), plural(out.Count(bridge.SevError), "error", "errors"))
 	} else if n := out.Count(bridge.SevWarning); n > 0 {
 		verdict += fmt.Sprintf(" (%d %s)", n, plural(n, "warning", "warnings"))
