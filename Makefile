@@ -123,7 +123,6 @@ fixtures:
 	$(ORACLE) native-checkpoints testdata/checkpoints
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
-	$(ORACLE) type-catalogue testdata/upgrades/types testdata/upgrades/agg-filter-added/savepoint testdata/upgrades/agg-filter-added/spec.json
 	$(ORACLE) kafka-savepoint testdata/sources
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans $(UPGRADE_PROGRAMS)
@@ -135,6 +134,9 @@ fixtures:
 	$(ORACLE) plans testdata/flink-1.20/upgrades/new $(addprefix runnable-,$(UPGRADE_PROGRAMS))
 	for p in $(UPGRADE_PROGRAMS); do FLINK_VERSION=1.20.0 $(ORACLE) sql-savepoint testdata/flink-1.20/savepoints upgrade-$$p \
 		testdata/flink-1.20/upgrades/old/runnable-$$p.json testdata/flink-1.20/upgrades/specs/$$p.json || exit 1; done
+	# type-aware restore evidence (issue 18): changed queries restored from upgrades/agg-filter-added's
+	# savepoint and from the 1.20 savepoints above
+	$(ORACLE) type-catalogue testdata/upgrades/types testdata/upgrades/agg-filter-added/savepoint testdata/upgrades/agg-filter-added/spec.json testdata/flink-1.20
 
 bench:
 	bench/run.sh

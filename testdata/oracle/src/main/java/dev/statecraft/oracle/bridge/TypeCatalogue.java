@@ -1,12 +1,20 @@
 package dev.statecraft.oracle.bridge;
 
 import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.plans.PlanJudge;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.table.api.CompiledPlan;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.TableEnvironment;
 
 /**
  * Oracle command {@code type-catalogue OUTDIR SAVEPOINT SPEC}: the evidence for type-aware restore
@@ -18,6 +26,13 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.Obje
  * judge-restore}): {@code OUTDIR/<case>/flink.json} records the outcome: {@code restored} (the
  * sink's rows are those of an uninterrupted run of OLD on the same rows), {@code restored-wrong}
  * (Flink accepted the state and the rows differ) or {@code refused}, with Flink's message.
+ *
+ * <p>With a fourth argument FLINK120DIR ({@code testdata/flink-1.20}), also the 1.20 -> 2.3 cases:
+ * a catalogue program's runnable twin ({@code upgrades/new/runnable-<program>.sql}) with one text
+ * change, compiled by this Flink into {@code OUTDIR/<case>/new.plan.json}, and Flink's verdict
+ * ({@code judge-plan NEW SPEC SAVEPOINT}: 0 restored, 1 restored-wrong, 3 refused) restoring the
+ * program's Flink 1.20 savepoint ({@code savepoints/upgrade-<program>}) fed its spec's "after"
+ * rows.
  */
 public final class TypeCatalogue {
     private TypeCatalogue() {}
@@ -45,9 +60,22 @@ public final class TypeCatalogue {
         CASES.put("ttl-switched-on", new String[] {base, "1 h"});
     }
 
+    /** 1.20 -> 2.3 cases: name -> {program, text in its runnable SQL, replacement}. */
+    static final Map<String, String[]> V120 = new LinkedHashMap<>();
+
+    static {
+        V120.put("v120-join-key-column-added", new String[] {"join-inner", "ON o.user_id = u.user_id",
+            "ON o.user_id = u.user_id AND o.order_id = u.user_id"});
+        V120.put("v120-top-n-key-retyped", new String[] {"top-n", "  user_id BIGINT,\n  amount INT,\n  pt AS PROCTIME()",
+            "  user_id INT,\n  amount INT,\n  pt AS PROCTIME()"});
+        V120.put("v120-window-alias-changed", new String[] {"window-aggregate", "SUM(amount) AS total", "SUM(amount) AS amount_sum"});
+        V120.put("v120-window-aggregate-added", new String[] {"window-aggregate", "SUM(amount) AS total", "SUM(amount) + MAX(amount) AS total"});
+        V120.put("v120-join-alias-changed", new String[] {"join-inner", "SELECT o.order_id, o.amount, u.name", "SELECT o.order_id AS id, o.amount AS amt, u.name AS who"});
+    }
+
     public static int run(String[] args) throws Exception {
-        if (args.length != 3) {
-            System.err.println("usage: type-catalogue OUTDIR SAVEPOINT SPEC");
+        if (args.length != 3 && args.length != 4) {
+            System.err.println("usage: type-catalogue OUTDIR SAVEPOINT SPEC [FLINK120DIR]");
             return 2;
         }
         Path out = Path.of(args[0]).toAbsolutePath();
@@ -75,6 +103,97 @@ public final class TypeCatalogue {
             Json.write(dir.resolve("flink.json"), rec);
             System.err.println("type-catalogue: " + c.getKey() + ": " + verdict + ": " + rec.get("message").asText());
         }
+        if (args.length == 4) {
+            Path v120 = Path.of(args[3]).toAbsolutePath();
+            for (Map.Entry<String, String[]> c : V120.entrySet()) {
+                int rc = v120Case(out.resolve(c.getKey()), v120, c.getKey(), c.getValue());
+                if (rc != 0) {
+                    return rc;
+                }
+            }
+        }
+        return 0;
+    }
+
+    private static int v120Case(Path dir, Path v120, String name, String[] v) throws Exception {
+        String program = v[0];
+        String sql = Files.readString(v120.resolve("upgrades/new/runnable-" + program + ".sql"), StandardCharsets.UTF_8);
+        if (!sql.contains(v[1])) {
+            System.err.println("type-catalogue: " + name + ": runnable-" + program + ".sql has no \"" + v[1] + "\"");
+            return 1;
+        }
+        sql = sql.replace(v[1], v[2]);
+        Files.createDirectories(dir);
+        Path plan = dir.resolve("new.plan.json");
+        TableEnvironment tEnv = TableEnvironment.create(EnvironmentSettings.newInstance().inStreamingMode().build());
+        String dml = null;
+        StringBuilder body = new StringBuilder();
+        for (String line : sql.split("\n")) {
+            if (!line.startsWith("--")) {
+                body.append(line).append('\n');
+            }
+        }
+        for (String stmt : body.toString().split(";\n")) {
+            String st = stmt.strip();
+            if (st.isEmpty()) {
+                continue;
+            }
+            if (st.startsWith("INSERT") || st.startsWith("EXECUTE")) {
+                dml = st;
+            } else {
+                tEnv.executeSql(st);
+            }
+        }
+        UpgradeFixture.resetNodeIds(tEnv);
+        CompiledPlan p = tEnv.compilePlanSql(dml);
+        Files.deleteIfExists(plan);
+        p.writeToFile(plan.toFile());
+        Files.writeString(dir.resolve("new.sql"), "-- type-catalogue case " + name + ": runnable-" + program
+                + ".sql with \"" + v[1].replace("\n", " ") + "\" -> \"" + v[2].replace("\n", " ") + "\"\n" + sql, StandardCharsets.UTF_8);
+
+        // judge-plan reports on stderr; keep a copy for the record (one command at a time per JVM).
+        PrintStream err = System.err;
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(new OutputStream() {
+            @Override
+            public void write(int b) {
+                log.write(b);
+                err.write(b);
+            }
+        }, true, StandardCharsets.UTF_8));
+        int rc;
+        try {
+            rc = PlanJudge.run(new String[] {plan.toString(), v120.resolve("upgrades/specs/" + program + ".json").toString(),
+                v120.resolve("savepoints/upgrade-" + program).toString()});
+        } finally {
+            System.setErr(err);
+        }
+        String verdict = switch (rc) {
+            case 0 -> "restored";
+            case 1 -> "restored-wrong";
+            case 3 -> "refused";
+            default -> "error";
+        };
+        if (verdict.equals("error")) {
+            System.err.println("type-catalogue: " + name + ": judge-plan exit " + rc);
+            return 1;
+        }
+        String msg = "";
+        for (String l : log.toString(StandardCharsets.UTF_8).split("\n")) {
+            if (l.contains("REFUSED") || l.contains("REJECTED") || l.contains("ACCEPTED") || l.startsWith("  sink")) {
+                msg += (msg.isEmpty() ? "" : " ") + l.strip();
+            }
+        }
+        ObjectNode rec = Json.obj();
+        rec.put("case", name);
+        rec.put("flinkVersion", org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
+        rec.put("oldFlinkVersion", "1.20.0");
+        rec.put("oldPlan", "flink-1.20/upgrades/old/runnable-" + program + ".json");
+        rec.put("savepoint", "flink-1.20/savepoints/upgrade-" + program);
+        rec.put("flink", verdict);
+        rec.put("message", msg.length() > 600 ? msg.substring(0, 600) + "..." : msg);
+        Json.write(dir.resolve("flink.json"), rec);
+        System.err.println("type-catalogue: " + name + ": " + verdict + ": " + rec.get("message").asText());
         return 0;
     }
 }
