@@ -25,6 +25,9 @@ import (
 type Offsets struct {
 	Operator Selector
 	Changes  []sourcestate.OffsetChange
+	// AtTime, when set, moves every partition (but dropped ones) to the offsets a Kafka cluster
+	// gives for a point in time; looked up when the step runs.
+	AtTime *TimeLookup
 }
 
 // Describe implements Step.
@@ -32,6 +35,9 @@ func (o *Offsets) Describe() string {
 	var cs []string
 	for _, c := range o.Changes {
 		cs = append(cs, c.String())
+	}
+	if o.AtTime != nil {
+		cs = append(cs, o.AtTime.String())
 	}
 	return "offsets " + o.Operator.String() + ": " + strings.Join(cs, ", ")
 }
@@ -48,7 +54,7 @@ type OffsetRow struct {
 }
 
 func (o *Offsets) apply(s *session) (*StepReport, error) {
-	if len(o.Changes) == 0 {
+	if len(o.Changes) == 0 && o.AtTime == nil {
 		return nil, fmt.Errorf("%s: no changes given", o.Describe())
 	}
 	op, err := o.Operator.find(s.m)
@@ -73,13 +79,30 @@ func (o *Offsets) apply(s *session) (*StepReport, error) {
 	for _, sp := range src.Splits {
 		before = append(before, sourcestate.ReaderSplit{Subtask: sp.Subtask, Split: *sp.Kafka})
 	}
-	after, enum, err := sourcestate.ApplyKafka(before, src.KafkaEnum, o.Changes)
+	changes := o.Changes
+	if o.AtTime != nil {
+		held := make([]sourcestate.KafkaSplit, 0, len(before))
+		for _, b := range before {
+			held = append(held, b.Split)
+		}
+		if src.KafkaEnum != nil {
+			for _, p := range src.KafkaEnum.Partitions {
+				held = append(held, p.Split)
+			}
+		}
+		more, err := o.AtTime.changes(held, changes)
+		if err != nil {
+			return nil, fmt.Errorf("operator %s: %w", Label(op), err)
+		}
+		changes = append(append([]sourcestate.OffsetChange(nil), changes...), more...)
+	}
+	after, enum, err := sourcestate.ApplyKafka(before, src.KafkaEnum, changes)
 	if err != nil {
 		return nil, fmt.Errorf("operator %s: %w", Label(op), err)
 	}
 	ch := OperatorChange{Operator: Label(op), UIDHashBefore: op.ID.String(), UIDHashAfter: op.ID.String(), UIDAfter: op.UID,
 		ParallelismBefore: op.Parallelism, ParallelismAfter: op.Parallelism, MaxParBefore: op.MaxParallelism, MaxParAfter: op.MaxParallelism,
-		Offsets: offsetRows(before, after, o.Changes)}
+		Offsets: offsetRows(before, after, changes)}
 
 	bySubtask := map[int32][]sourcestate.KafkaSplit{}
 	for _, a := range after {

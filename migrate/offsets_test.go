@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/kafkatest"
 	"github.com/statecraft/statecraft/internal/oracletest"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/statecore/sourcestate"
@@ -106,49 +108,119 @@ func TestOffsetsStep(t *testing.T) {
 	}
 }
 
+// tsBase and tsOf: record i of partition p carries timestamp tsOf(p, i), as the oracle's
+// KafkaBroker.timestamp writes them, so a time means the same offsets on the Go test's broker
+// and the judge's.
+const tsBase = 1_700_000_000_000
+
+func tsOf(p, i int) int64 { return tsBase + 10*int64(i)*int64(p+1) }
+
 // TestOffsetsOracle: Flink restores the job from what statecraft wrote (unclaimed state not
 // allowed) against a real broker holding the same records plus two more per partition, and the
 // records it reads show each partition resumed exactly where statecraft put it: shifted, set to
-// a number, set to earliest, under a renamed topic with the carried offsets; and that a dropped
-// topic is no longer read although the broker still has it.
+// a number, set to earliest, under a renamed topic with the carried offsets, at the offsets a
+// real broker gave for a point in time (asked over SASL_SSL with a Kafka client properties
+// file); and that a dropped topic is no longer read although the broker still has it. One judge
+// call (one broker, one MiniCluster per case) checks every case.
 func TestOffsetsOracle(t *testing.T) {
 	oracletest.Require(t, "restores a KafkaSource from migrated offsets against a real Kafka broker")
-	produce := func(orders string) map[string][]int { // the fixture job's records
-		return map[string][]int{orders: {2, 3, 4}, "payments": {5, 6}}
+	fixture := oracletest.Abs(t, kafkaFixture)
+	dir := t.TempDir()
+	counts := map[string][]int{"orders": {2, 3, 4}, "payments": {5, 6}} // the fixture job's records
+	const more = 2
+
+	// --to-timestamp asks a real broker holding the judge's records (under the renamed topic)
+	broker := kafkatest.Start(t)
+	broker.CreateTopics(t, map[string]int{"orders-mm": 3, "payments": 2})
+	for topic, src := range map[string]string{"orders-mm": "orders", "payments": "payments"} {
+		for p, n := range counts[src] {
+			broker.Produce(t, topic, int32(p), n+more, func(i int) int64 { return tsOf(p, i) })
+		}
 	}
+	props := filepath.Join(dir, "client.properties")
+	if err := os.WriteFile(props, []byte("# SASL/PLAIN over TLS, the broker's own CA\n"+
+		"security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"+
+		"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"+
+		"    username=\""+kafkatest.User+"\" password=\""+kafkatest.Password+"\";\n"+
+		"ssl.truststore.type=PEM\nssl.truststore.location="+broker.CAFile+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at, err := NewTimeLookup(strconv.Itoa(tsBase+25), broker.SASLSSL, props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// what cannot work is one error and no destination
+	badProps := filepath.Join(dir, "bad.properties")
+	b, _ := os.ReadFile(props)
+	os.WriteFile(badProps, []byte(strings.Replace(string(b), kafkatest.Password, "wrong", 1)), 0o644)
+	wrongPass, err := NewTimeLookup(strconv.Itoa(tsBase+25), broker.SASLSSL, badProps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		name    string
+		at      *TimeLookup
+		changes []string
+		err     string
+	}{
+		{"topic not on the cluster", at, nil, "has no topic orders"},
+		{"wrong password", wrongPass, []string{"rename-topic orders=orders-mm"}, "SASL"},
+		{"two changes", at, []string{"rename-topic orders=orders-mm", "set payments:1=3"}, "both change partition payments-1"},
+	} {
+		dst := filepath.Join(dir, "bad")
+		op, _ := ParseSelector("uid:kafka-source")
+		_, err := Run(fixture, dst, []Step{&Offsets{Operator: op, Changes: changes(t, bad.changes...), AtTime: bad.at}}, Options{})
+		if err == nil || !strings.Contains(err.Error(), bad.err) {
+			t.Errorf("%s: %v, want an error with %q", bad.name, err, bad.err)
+		}
+		if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
+			t.Errorf("%s: %s exists after the error", bad.name, dst)
+		}
+	}
+
+	type judgeCase struct {
+		Name      string         `json:"name"`
+		Savepoint string         `json:"savepoint"`
+		Subscribe []string       `json:"subscribe"`
+		Expect    map[string]int `json:"expect"` // first offset read per partition
+	}
+	var cases []judgeCase
 	for _, tc := range []struct {
 		name      string
 		changes   []string
-		produce   map[string][]int
+		at        *TimeLookup
 		subscribe []string
-		expect    map[string]int // first offset read per partition
+		expect    map[string]int
 	}{
-		{"rename shift set", []string{"shift orders:1=-2", "set payments:1=4", "set payments:0=earliest", "rename-topic orders=orders-mm"},
-			produce("orders-mm"), []string{"orders-mm", "payments"},
+		{"rename shift set", []string{"shift orders:1=-2", "set payments:1=4", "set payments:0=earliest", "rename-topic orders=orders-mm"}, nil,
+			[]string{"orders-mm", "payments"},
 			map[string]int{"orders-mm:0": 2, "orders-mm:1": 1, "orders-mm:2": 4, "payments:0": 0, "payments:1": 4}},
-		{"drop", []string{"drop-topic payments", "set orders:0=earliest", "shift orders:2=-1"},
-			produce("orders"), []string{"orders"},
+		{"drop", []string{"drop-topic payments", "set orders:0=earliest", "shift orders:2=-1"}, nil,
+			[]string{"orders"},
 			map[string]int{"orders:0": 0, "orders:1": 3, "orders:2": 3}},
+		// tsBase+25 falls on record 3 of partition 0 (ts +30), 2 of partition 1 (+40), 1 of 2 (+30)
+		{"to-timestamp", []string{"rename-topic orders=orders-mm"}, at,
+			[]string{"orders-mm", "payments"},
+			map[string]int{"orders-mm:0": 3, "orders-mm:1": 2, "orders-mm:2": 1, "payments:0": 3, "payments:1": 2}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			dst := filepath.Join(dir, "out")
-			op, _ := ParseSelector("uid:kafka-source")
-			if _, err := Run(oracletest.Abs(t, kafkaFixture), dst, []Step{&Offsets{Operator: op, Changes: changes(t, tc.changes...)}}, Options{}); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := json.Marshal(map[string]any{"produce": tc.produce, "more": 2, "subscribe": tc.subscribe, "expect": tc.expect})
-			spec := filepath.Join(dir, "spec.json")
-			if err := os.WriteFile(spec, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, err := oracletest.Run(t, "kafka-judge", dst, spec)
-			t.Logf("judge: %s", out)
-			if err != nil {
-				t.Fatalf("Flink did not resume where statecraft wrote: %v", err)
-			}
-		})
+		dst := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+		op, _ := ParseSelector("uid:kafka-source")
+		if _, err := Run(fixture, dst, []Step{&Offsets{Operator: op, Changes: changes(t, tc.changes...), AtTime: tc.at}}, Options{}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		cases = append(cases, judgeCase{tc.name, dst, tc.subscribe, tc.expect})
+	}
+	broker.Stop() // the judge starts its own
+	produce := map[string][]int{"orders": counts["orders"], "orders-mm": counts["orders"], "payments": counts["payments"]}
+	b, _ = json.Marshal(map[string]any{"produce": produce, "more": more, "cases": cases})
+	spec := filepath.Join(dir, "spec.json")
+	if err := os.WriteFile(spec, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := oracletest.Run(t, "kafka-judge", spec)
+	t.Logf("judge: %s", out)
+	if err != nil {
+		t.Fatalf("Flink did not resume where statecraft wrote: %v", err)
 	}
 }
 

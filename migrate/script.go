@@ -70,7 +70,7 @@ var stepFields = map[string][]string{
 	"rename-state":  {"*operator", "*from", "*to"},
 	"drop-state":    {"*operator", "*state"},
 	"drop-operator": {"*operator"},
-	"offsets":       {"*operator", "set", "shift", "rename-topic", "drop-topic"},
+	"offsets":       {"*operator", "set", "shift", "rename-topic", "drop-topic", "to-timestamp", "bootstrap-servers", "kafka-config"},
 }
 
 type stepSpec struct {
@@ -91,6 +91,9 @@ type stepSpec struct {
 	Shift          yaml.Node                   `yaml:"shift"`
 	RenameTopic    yaml.Node                   `yaml:"rename-topic"`
 	DropTopic      yaml.Node                   `yaml:"drop-topic"`
+	ToTimestamp    string                      `yaml:"to-timestamp"`
+	Bootstrap      string                      `yaml:"bootstrap-servers"`
+	KafkaConfig    string                      `yaml:"kafka-config"`
 }
 
 func parseStep(n *yaml.Node) (Step, error) {
@@ -287,8 +290,13 @@ func offsetsStep(op Selector, sp *stepSpec) (Step, error) {
 			st.Changes = append(st.Changes, c)
 		}
 	}
-	if len(st.Changes) == 0 {
-		return nil, fmt.Errorf("offsets %s: give at least one of set, shift, rename-topic, drop-topic", op)
+	at, err := NewTimeLookup(sp.ToTimestamp, sp.Bootstrap, sp.KafkaConfig)
+	if err != nil {
+		return nil, fmt.Errorf("offsets %s: %w", op, err)
+	}
+	st.AtTime = at
+	if len(st.Changes) == 0 && at == nil {
+		return nil, fmt.Errorf("offsets %s: give at least one of set, shift, rename-topic, drop-topic, to-timestamp", op)
 	}
 	return st, nil
 }

@@ -148,6 +148,8 @@ func TestMigrateOffsetsCLI(t *testing.T) {
 	os.WriteFile(csvFile, []byte("topic,partition,offset\norders,0,1\npayments,1,3\n"), 0o644)
 	jsonFile := filepath.Join(dir, "offsets.json")
 	os.WriteFile(jsonFile, []byte(`[{"topic":"orders","partition":2,"offset":0}]`), 0o644)
+	badProps := filepath.Join(dir, "client.properties")
+	os.WriteFile(badProps, []byte("security.protocol=PLAINTEXT\nlinger.ms=5\n"), 0o644)
 	dst := filepath.Join(dir, "out")
 	code, out, errs := runCLI("migrate", "offsets", kafkaFixture, dst, "--operator", "uid:kafka-source",
 		"--from-file", csvFile, "--shift", "orders:1=+1", "--drop-topic", "nope")
@@ -176,6 +178,11 @@ func TestMigrateOffsetsCLI(t *testing.T) {
 		{"--shift orders=5", "want +N or -N"},
 		{"--rename-topic orders=orders", "two different topic names"},
 		{"", "give at least one of --set"},
+		// connection settings that cannot take effect, bad times and properties: refused before any I/O
+		{"--set orders:0=1 --bootstrap-servers h:1", "bootstrap-servers and kafka-config are used only with to-timestamp"},
+		{"--to-timestamp yesterday --bootstrap-servers h:1", "want milliseconds since the epoch or RFC 3339"},
+		{"--to-timestamp 5", "no bootstrap servers"},
+		{"--to-timestamp 5 --bootstrap-servers h:1 --kafka-config " + badProps, "linger.ms not supported"},
 	} {
 		args := append([]string{"migrate", "offsets", kafkaFixture, dst + "2", "--operator", "uid:kafka-source"}, strings.Fields(tc.args)...)
 		if code, _, errs := runCLI(args...); code != 1 || !strings.Contains(errs, tc.err) {

@@ -16,6 +16,8 @@ type OffsetChange struct {
 	Offset    int64 // KindSet: an offset >= 0 or OffsetEarliest, OffsetLatest, OffsetCommitted
 	Delta     int64 // KindShift
 	NewTopic  string
+	// Origin, when set, names what made the change (a --to-timestamp lookup), for messages.
+	Origin string
 }
 
 // ChangeKind says what an OffsetChange does.
@@ -29,6 +31,11 @@ const (
 )
 
 func (c OffsetChange) String() string {
+	if c.Origin != "" {
+		o := c
+		o.Origin = ""
+		return o.String() + " (" + c.Origin + ")"
+	}
 	tp := c.Topic
 	if c.Partition >= 0 {
 		tp += ":" + strconv.Itoa(int(c.Partition))

@@ -125,14 +125,23 @@ final class KafkaBroker implements AutoCloseable {
         }
     }
 
-    /** Writes count records "topic-partition-i" into one partition, with timestamps ts0 + i. */
-    void produce(String topic, int partition, int count, long ts0) throws Exception {
+    /**
+     * Timestamp (ms) of record i of partition p: 10 ms apart, the spacing growing with the
+     * partition, so that one point in time falls on a different offset in each partition (the
+     * --to-timestamp cases; the Go tests' brokers write the same, see migrate's oracle test).
+     */
+    static long timestamp(int partition, int i) {
+        return 1_700_000_000_000L + 10L * i * (partition + 1);
+    }
+
+    /** Writes count records "topic-partition-i" into one partition, with {@link #timestamp}s. */
+    void produce(String topic, int partition, int count) throws Exception {
         Properties p = new Properties();
         p.setProperty(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.setProperty(ProducerConfig.ACKS_CONFIG, "all");
         try (KafkaProducer<String, String> prod = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
             for (int i = 0; i < count; i++) {
-                prod.send(new ProducerRecord<>(topic, partition, ts0 + i, null, topic + "-" + partition + "-" + i)).get(60, TimeUnit.SECONDS);
+                prod.send(new ProducerRecord<>(topic, partition, timestamp(partition, i), null, topic + "-" + partition + "-" + i)).get(60, TimeUnit.SECONDS);
             }
         }
     }

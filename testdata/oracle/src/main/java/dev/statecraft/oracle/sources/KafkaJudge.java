@@ -14,30 +14,33 @@ import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import dev.statecraft.oracle.common.Json;
 
 /**
- * {@code kafka-judge SAVEPOINT SPEC_JSON}: does Flink resume a KafkaSource from SAVEPOINT where
- * the spec says? Starts a real Kafka broker, creates the spec's topics and writes
- * {@code produce[topic][p]} records into each partition (the fixture job's data, so offsets
- * mean what they meant when the savepoint was taken) plus {@code more} records each, then runs
- * the fixture's pipeline restored from SAVEPOINT (unclaimed state NOT allowed), subscribed to the
- * spec's topics, until it has read every record from the expected offsets on. Accepted (exit 0)
- * when the first offset read in every partition is {@code expect["topic:p"]} and no other
- * partition was read; rejected (exit 1, reasons on stderr) otherwise. Prints what was read.
+ * {@code kafka-judge SPEC_JSON} (or {@code kafka-judge SAVEPOINT SPEC_JSON} for one case): does
+ * Flink resume a KafkaSource from each case's savepoint where the spec says? Starts ONE real
+ * Kafka broker for all cases, creates the spec's topics and writes {@code produce[topic][p]}
+ * records into each partition (the fixture job's data, so offsets mean what they meant when the
+ * savepoint was taken) plus {@code more} records each, record i of partition p with timestamp
+ * {@link KafkaBroker#timestamp}. Then, per case of {@code cases} ({@code savepoint},
+ * {@code subscribe}, {@code expect}), runs the fixture's pipeline restored from the savepoint
+ * (unclaimed state NOT allowed), subscribed to the case's topics, until it has read every record
+ * from the expected offsets on. Accepted (exit 0) when in every case the first offset read in
+ * every partition is {@code expect["topic:p"]} and no other partition was read; rejected (exit 1,
+ * reasons on stderr) otherwise. Prints what was read per case.
  */
 public final class KafkaJudge {
     private KafkaJudge() {}
 
     public static int run(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: kafka-judge SAVEPOINT SPEC_JSON");
+        if (args.length != 1 && args.length != 2) {
+            System.err.println("usage: kafka-judge [SAVEPOINT] SPEC_JSON");
             return 2;
         }
-        Path sp = Paths.get(args[0]).toAbsolutePath();
-        JsonNode spec = Json.read(Paths.get(args[1]));
+        JsonNode spec = Json.read(Paths.get(args[args.length - 1]));
         int more = spec.path("more").asInt(0);
         Map<String, int[]> produce = new LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = spec.get("produce").fields(); it.hasNext(); ) {
@@ -46,15 +49,14 @@ public final class KafkaJudge {
             for (int i = 0; i < c.length; i++) c[i] = e.getValue().get(i).asInt();
             produce.put(e.getKey(), c);
         }
-        Map<String, Long> expect = new TreeMap<>();
-        spec.get("expect").fields().forEachRemaining(e -> expect.put(e.getKey(), e.getValue().asLong()));
-        long total = 0;
-        for (var e : expect.entrySet()) {
-            String[] tp = e.getKey().split(":");
-            total += produce.get(tp[0])[Integer.parseInt(tp[1])] + more - e.getValue();
+        List<JsonNode> cases = new ArrayList<>();
+        if (args.length == 2) {
+            ObjectNode one = spec.deepCopy();
+            one.put("savepoint", args[0]);
+            cases.add(one);
+        } else {
+            spec.get("cases").forEach(cases::add);
         }
-        List<String> subscribe = new ArrayList<>();
-        spec.get("subscribe").forEach(n -> subscribe.add(n.asText()));
 
         try (KafkaBroker broker = KafkaBroker.start()) {
             Map<String, Integer> parts = new LinkedHashMap<>();
@@ -62,57 +64,14 @@ public final class KafkaJudge {
             broker.createTopics(parts);
             for (var e : produce.entrySet()) {
                 for (int p = 0; p < e.getValue().length; p++) {
-                    broker.produce(e.getKey(), p, e.getValue()[p] + more, 1_700_000_000_000L + 1000L * p);
+                    broker.produce(e.getKey(), p, e.getValue()[p] + more);
                 }
             }
-            Configuration conf = new Configuration();
-            conf.setString("rest.bind-port", "0");
-            conf.setString("taskmanager.numberOfTaskSlots", "2");
-            conf.setString("execution.state-recovery.path", sp.toUri().toString());
-            conf.setString("execution.state-recovery.ignore-unclaimed-state", "false");
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
-            KafkaSource<String> source = KafkaSource.<String>builder()
-                    .setBootstrapServers(broker.bootstrap)
-                    .setTopics(subscribe)
-                    .setGroupId("statecraft-judge")
-                    .setStartingOffsets(OffsetsInitializer.earliest())
-                    .setDeserializer(new KafkaSavepoint.Position())
-                    .build();
-            KafkaSavepoint.pipeline(env, source);
-            JobClient client = env.executeAsync("statecraft-kafka-judge");
-            String failure = null;
-            try {
-                long deadline = System.currentTimeMillis() + 180_000;
-                while (KafkaSavepoint.READ.get() < total && failure == null) {
-                    if (client.getJobStatus().get().isGloballyTerminalState()) {
-                        failure = "job ended: " + client.getJobExecutionResult().handle((r, t) -> t == null ? "finished" : rootMessage(t)).get();
-                    } else if (System.currentTimeMillis() > deadline) {
-                        failure = "read " + KafkaSavepoint.READ.get() + " of " + total + " records in 180 s";
-                    } else {
-                        Thread.sleep(50);
-                    }
-                }
-            } finally {
-                try {
-                    client.cancel().get();
-                } catch (Exception ignored) {
-                    // already ended
-                }
-            }
-            Map<String, Long> first = new TreeMap<>(KafkaSavepoint.FIRST);
-            System.out.println("read " + KafkaSavepoint.READ.get() + " records; first offsets " + first);
             List<String> wrong = new ArrayList<>();
-            if (failure != null) wrong.add(failure);
-            for (var e : expect.entrySet()) {
-                Long got = first.get(e.getKey());
-                if (got == null || got.longValue() != e.getValue()) {
-                    wrong.add(e.getKey() + " resumed at " + got + ", want " + e.getValue());
-                }
+            for (JsonNode c : cases) {
+                String name = c.path("name").asText(c.get("savepoint").asText());
+                for (String w : judge(broker, c, produce, more)) wrong.add(name + ": " + w);
             }
-            for (String k : first.keySet()) {
-                if (!expect.containsKey(k)) wrong.add(k + " was read (from " + first.get(k) + ") but is not expected");
-            }
-            if (KafkaSavepoint.READ.get() != total) wrong.add("read " + KafkaSavepoint.READ.get() + " records, want " + total);
             if (!wrong.isEmpty()) {
                 System.err.println("REJECTED: " + String.join("; ", wrong));
                 return 1;
@@ -120,6 +79,69 @@ public final class KafkaJudge {
             System.out.println("ACCEPTED");
             return 0;
         }
+    }
+
+    /** Restores one case's savepoint and returns what is wrong (empty: resumed as expected). */
+    private static List<String> judge(KafkaBroker broker, JsonNode c, Map<String, int[]> produce, int more) throws Exception {
+        Path sp = Paths.get(c.get("savepoint").asText()).toAbsolutePath();
+        Map<String, Long> expect = new TreeMap<>();
+        c.get("expect").fields().forEachRemaining(e -> expect.put(e.getKey(), e.getValue().asLong()));
+        long total = 0;
+        for (var e : expect.entrySet()) {
+            String[] tp = e.getKey().split(":");
+            total += produce.get(tp[0])[Integer.parseInt(tp[1])] + more - e.getValue();
+        }
+        List<String> subscribe = new ArrayList<>();
+        c.get("subscribe").forEach(n -> subscribe.add(n.asText()));
+        Configuration conf = new Configuration();
+        conf.setString("rest.bind-port", "0");
+        conf.setString("taskmanager.numberOfTaskSlots", "2");
+        conf.setString("execution.state-recovery.path", sp.toUri().toString());
+        conf.setString("execution.state-recovery.ignore-unclaimed-state", "false");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
+        KafkaSource<String> source = KafkaSource.<String>builder()
+                .setBootstrapServers(broker.bootstrap)
+                .setTopics(subscribe)
+                .setGroupId("statecraft-judge")
+                .setStartingOffsets(OffsetsInitializer.earliest())
+                .setDeserializer(new KafkaSavepoint.Position())
+                .build();
+        KafkaSavepoint.pipeline(env, source);
+        JobClient client = env.executeAsync("statecraft-kafka-judge");
+        String failure = null;
+        try {
+            long deadline = System.currentTimeMillis() + 180_000;
+            while (KafkaSavepoint.READ.get() < total && failure == null) {
+                if (client.getJobStatus().get().isGloballyTerminalState()) {
+                    failure = "job ended: " + client.getJobExecutionResult().handle((r, t) -> t == null ? "finished" : rootMessage(t)).get();
+                } else if (System.currentTimeMillis() > deadline) {
+                    failure = "read " + KafkaSavepoint.READ.get() + " of " + total + " records in 180 s";
+                } else {
+                    Thread.sleep(50);
+                }
+            }
+        } finally {
+            try {
+                client.cancel().get();
+            } catch (Exception ignored) {
+                // already ended
+            }
+        }
+        Map<String, Long> first = new TreeMap<>(KafkaSavepoint.FIRST);
+        System.out.println(c.path("name").asText(sp.toString()) + ": read " + KafkaSavepoint.READ.get() + " records; first offsets " + first);
+        List<String> wrong = new ArrayList<>();
+        if (failure != null) wrong.add(failure);
+        for (var e : expect.entrySet()) {
+            Long got = first.get(e.getKey());
+            if (got == null || got.longValue() != e.getValue()) {
+                wrong.add(e.getKey() + " resumed at " + got + ", want " + e.getValue());
+            }
+        }
+        for (String k : first.keySet()) {
+            if (!expect.containsKey(k)) wrong.add(k + " was read (from " + first.get(k) + ") but is not expected");
+        }
+        if (KafkaSavepoint.READ.get() != total) wrong.add("read " + KafkaSavepoint.READ.get() + " records, want " + total);
+        return wrong;
     }
 
     static String rootMessage(Throwable t) {

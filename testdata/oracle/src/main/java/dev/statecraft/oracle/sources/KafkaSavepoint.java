@@ -23,7 +23,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.KafkaSourceEnumState;
 import org.apache.flink.connector.kafka.source.enumerator.KafkaSourceEnumStateSerializer;
-import org.apache.flink.connector.kafka.source.enumerator.SplitAndAssignmentStatus;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.connector.kafka.source.split.KafkaPartitionSplit;
@@ -88,7 +87,7 @@ public final class KafkaSavepoint {
             long total = 0;
             for (var e : TOPICS.entrySet()) {
                 for (int p = 0; p < e.getValue().length; p++) {
-                    broker.produce(e.getKey(), p, e.getValue()[p], 1_700_000_000_000L + 1000L * p);
+                    broker.produce(e.getKey(), p, e.getValue()[p]);
                     total += e.getValue()[p];
                 }
             }
@@ -249,16 +248,56 @@ public final class KafkaSavepoint {
             KafkaSourceEnumState st = new KafkaSourceEnumStateSerializer().deserialize(version, enumBytes);
             o.put("initialDiscoveryFinished", st.initialDiscoveryFinished());
             TreeMap<String, ObjectNode> sorted = new TreeMap<>();
-            for (SplitAndAssignmentStatus x : st.splits()) {
-                ObjectNode so = split(x.split());
-                so.put("status", x.assignmentStatus().name());
-                sorted.put(x.split().splitId(), so);
+            for (ObjectNode so : enumPartitions(st)) {
+                sorted.put(so.get("topic").asText() + "-" + so.get("partition").asInt(), so);
             }
             ArrayNode a = o.putArray("partitions");
             sorted.values().forEach(a::add);
             return o;
         }
         throw new IllegalStateException("no operator " + UID + " in " + sp);
+    }
+
+    /**
+     * The partitions of an enumerator state with their assignment status. Connector 4.x and later
+     * keep whole splits ({@code splits()}, SplitAndAssignmentStatus); 3.x (Flink 1.20) only topic
+     * and partition ({@code partitions()}, TopicPartitionAndAssignmentStatus), listed with
+     * Long.MIN_VALUE offsets (not recorded). Found by reflection so this file compiles against
+     * both releases.
+     */
+    static List<ObjectNode> enumPartitions(KafkaSourceEnumState st) throws Exception {
+        boolean whole = true;
+        java.lang.reflect.Method m;
+        try {
+            m = st.getClass().getMethod("splits");
+        } catch (NoSuchMethodException e) {
+            m = st.getClass().getMethod("partitions");
+            whole = false;
+        }
+        List<ObjectNode> out = new ArrayList<>();
+        for (Object x : (java.util.Collection<?>) m.invoke(st)) {
+            java.lang.reflect.Method status = x.getClass().getMethod("assignmentStatus");
+            status.setAccessible(true);
+            ObjectNode so;
+            if (whole) {
+                java.lang.reflect.Method sp = x.getClass().getMethod("split");
+                sp.setAccessible(true);
+                so = split((KafkaPartitionSplit) sp.invoke(x));
+            } else {
+                java.lang.reflect.Method tpm = x.getClass().getMethod("topicPartition");
+                tpm.setAccessible(true);
+                org.apache.kafka.common.TopicPartition tp = (org.apache.kafka.common.TopicPartition) tpm.invoke(x);
+                so = Json.obj();
+                so.put("topic", tp.topic());
+                so.put("partition", tp.partition());
+                so.put("startingOffset", Long.MIN_VALUE);
+                so.put("stoppingOffset", Long.MIN_VALUE);
+            }
+            Object st8 = status.invoke(x);
+            so.put("status", st8 instanceof Enum<?> en ? en.name() : String.valueOf(st8));
+            out.add(so);
+        }
+        return out;
     }
 
     static String connectorVersion() {
