@@ -121,6 +121,7 @@ fixtures:
 	$(ORACLE) metadata-versions testdata/savepoints testdata/metadata-versions
 	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) native-checkpoints testdata/checkpoints
+	$(ORACLE) snapshot-kinds testdata/checkpoints
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	$(ORACLE) kafka-savepoint testdata/sources

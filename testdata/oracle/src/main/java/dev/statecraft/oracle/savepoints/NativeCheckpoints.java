@@ -46,21 +46,25 @@ public final class NativeCheckpoints {
         Files.createDirectories(out);
         Path tmp = Files.createTempDirectory(out, ".tmp-native-chain");
         try {
-            make(out, tmp);
+            Configuration conf = new Configuration();
+            conf.setString("state.backend.type", "rocksdb");
+            conf.setString("execution.checkpointing.incremental", "true");
+            conf.setString("execution.checkpointing.num-retained", "3");
+            make(out, tmp, "native-chain", "rocksdb", true, conf, 3);
         } finally {
             SavepointDirs.deleteTree(tmp);
         }
         return 0;
     }
 
-    static void make(Path out, Path tmp) throws Exception {
-        Configuration conf = new Configuration();
-        conf.setString("state.backend.type", "rocksdb");
-        conf.setString("execution.checkpointing.incremental", "true");
+    /** Runs the keyed job with conf (backend and checkpointing options; the rest is set here) until
+     *  its records are in a completed checkpoint, and moves its checkpoint directory to OUT/name
+     *  with the State Processor API's reading of the latest checkpoint as OUT/name.expect.json.
+     *  Fewer than minRetained complete checkpoints is an error. */
+    static void make(Path out, Path tmp, String name, String backend, boolean nativeFormat, Configuration conf, int minRetained) throws Exception {
         conf.setString("execution.checkpointing.storage", "filesystem");
         conf.setString("execution.checkpointing.dir", tmp.resolve("checkpoints").toUri().toString());
         conf.setString("execution.checkpointing.interval", "200ms");
-        conf.setString("execution.checkpointing.num-retained", "3");
         conf.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
         // Every SST a file in shared/ (the default would inline these small ones in _metadata).
         conf.setString("execution.checkpointing.data-inline-threshold", "0b");
@@ -76,14 +80,14 @@ public final class NativeCheckpoints {
         env.addSource(new BatchSource(), "batch-source", Types.LONG).uid("source").setParallelism(1)
                 .keyBy(i -> (int) (i % 12), Types.INT).process(new FixtureFunctions.IntKeyed()).returns(Types.LONG)
                 .uid("int-keyed").name("int-keyed");
-        JobClient client = env.executeAsync("statecraft-native-chain");
+        JobClient client = env.executeAsync("statecraft-" + name);
         String job = client.getJobID().toString();
         try {
             long deadline = System.currentTimeMillis() + 300_000;
             while (!DONE.get() || FixtureFunctions.PROCESSED.get() < SavepointJobs.RECORDS) {
-                if (System.currentTimeMillis() > deadline) throw new IllegalStateException("native-chain: not done in 300 s");
+                if (System.currentTimeMillis() > deadline) throw new IllegalStateException(name + ": not done in 300 s");
                 JobStatus st = client.getJobStatus().get();
-                if (st.isGloballyTerminalState()) throw new IllegalStateException("native-chain: job ended early: " + st);
+                if (st.isGloballyTerminalState()) throw new IllegalStateException(name + ": job ended early: " + st);
                 Thread.sleep(50);
             }
         } finally {
@@ -101,18 +105,24 @@ public final class NativeCheckpoints {
                     .filter(p -> Files.isRegularFile(p.resolve("_metadata")))
                     .sorted(Comparator.comparingLong(p -> Long.parseLong(p.getFileName().toString().substring(4))))
                     .toList();
-            if (chks.size() < 3) throw new IllegalStateException("native-chain: " + chks.size() + " complete checkpoints retained, want 3");
+            if (chks.size() < minRetained) throw new IllegalStateException(name + ": " + chks.size() + " complete checkpoints retained, want " + minRetained);
             latest = chks.get(chks.size() - 1);
         }
-        SavepointJobs.Fixture f = new SavepointJobs.Fixture("native-chain", "keyed", "rocksdb", false, true, false, 2, 128);
-        ObjectNode desc = SavepointJobs.describe(f, latest.toString());
-        ObjectNode expectation = StateDump.dump(latest.toString(), desc);
-        expectation.put("checkpoint", latest.getFileName().toString());
-        Path dst = out.resolve("native-chain");
+        SavepointJobs.Fixture f = new SavepointJobs.Fixture(name, "keyed", backend, false, nativeFormat, false, 2, 128);
+        ObjectNode expectation = null;
+        if (!backend.equals("forst")) {
+            ObjectNode desc = SavepointJobs.describe(f, latest.toString());
+            expectation = StateDump.dump(latest.toString(), desc);
+            expectation.put("checkpoint", latest.getFileName().toString());
+        }
+        // else: Flink 2.3.0's State Processor API cannot read ForSt state (ForStStateBackend asks
+        // the reader's environment for an async operations pool it does not have:
+        // UnsupportedOperationException), so a ForSt checkpoint has no expectation file.
+        Path dst = out.resolve(name);
         SavepointDirs.deleteTree(dst);
         Files.move(jobDir, dst);
-        Json.write(out.resolve("native-chain.expect.json"), expectation);
-        System.out.println("native-chain\t" + jobDir + " -> " + dst + ", latest " + latest.getFileName());
+        if (expectation != null) Json.write(out.resolve(name + ".expect.json"), expectation);
+        System.out.println(name + "\t" + jobDir + " -> " + dst + ", latest " + latest.getFileName());
     }
 
     /** Emits records 0..39 in BATCHES batches; after each it waits for two more completed

@@ -59,6 +59,14 @@ final class StateDump {
     static StateBackend backend(String name) {
         if ("rocksdb".equals(name)) return new EmbeddedRocksDBStateBackend();
         if (name == null || "hashmap".equals(name)) return new HashMapStateBackend();
+        if ("forst".equals(name)) {
+            // By name: Flink 1.20's oracle build has no ForSt dependency.
+            try {
+                return (StateBackend) Class.forName("org.apache.flink.state.forst.ForStStateBackend").getConstructor().newInstance();
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalArgumentException("backend forst: " + e, e);
+            }
+        }
         throw new IllegalArgumentException("unknown backend " + name);
     }
 
