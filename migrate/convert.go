@@ -12,9 +12,10 @@ import (
 )
 
 // Convert rewrites every operator whose keyed state is a native RocksDB snapshot (incremental
-// handles) as canonical keyed state: one canonical file per subtask, holding the entries the
-// merged RocksDB column families hold for that subtask's key groups, under the snapshot's own
-// header (the RocksDB backend's meta data is the canonical header). Flink restores the result into
+// handles) or a hashmap full checkpoint (the heap's own key-group layout) as canonical keyed
+// state: one canonical file per subtask, holding the entries the merged RocksDB column families
+// (or the heap's state tables) hold for that subtask's key groups, under the snapshot's own
+// header (both backends' meta data is the canonical header). Flink restores the result into
 // either backend. Operators already canonical are left alone.
 type Convert struct{}
 
@@ -22,15 +23,21 @@ func (c *Convert) Describe() string { return "convert native RocksDB keyed state
 
 func (c *Convert) apply(s *session) (*StepReport, error) {
 	rep := &StepReport{Step: c.Describe()}
-	found := false
+	todo := map[*metadata.OperatorState]string{}
 	for _, op := range s.m.Operators {
-		found = found || nativeKeyed(op)
+		if nativeKeyed(op) {
+			todo[op] = "native RocksDB -> canonical"
+		} else if heap, err := keyed.HeapLayout(s.src, op); err != nil {
+			return nil, fmt.Errorf("operator %s: %w", Label(op), err)
+		} else if heap {
+			todo[op] = "hashmap checkpoint -> canonical"
+		}
 	}
-	if !found {
-		return nil, fmt.Errorf("no operator has native RocksDB keyed state: the savepoint is canonical already")
+	if len(todo) == 0 {
+		return nil, fmt.Errorf("no operator has native RocksDB keyed state or a hashmap checkpoint's: the savepoint is canonical already")
 	}
 	for _, op := range s.m.Operators {
-		if !nativeKeyed(op) {
+		if todo[op] == "" {
 			continue
 		}
 		subs, closeAll, err := keyed.OpenSubtasks(s.src, op)
@@ -63,7 +70,7 @@ func (c *Convert) apply(s *session) (*StepReport, error) {
 			}
 		}
 		ch := change(op, counts, counts)
-		ch.Note = "native RocksDB -> canonical"
+		ch.Note = todo[op]
 		rep.Operators = append(rep.Operators, ch)
 	}
 	if s.stage != "" {
@@ -112,7 +119,7 @@ func nativeKeyed(op *metadata.OperatorState) bool {
 // convertSubtask writes the subtask's entries as one canonical stream (in a real run) and returns
 // its savepoint key-groups handle; a validation run only counts the entries.
 func (s *session) convertSubtask(op *metadata.OperatorState, sub *keyed.Subtask, counts map[string]int, sums map[string]*Sum) (*metadata.KeyGroupsHandle, error) {
-	rng := sub.Native.Range
+	rng := sub.Range()
 	prefix := sub.Decoder.PrefixLen
 	offsets := make([]int64, rng.Num)
 	if s.stage == "" {

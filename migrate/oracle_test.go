@@ -171,8 +171,8 @@ func TestOracleRenameUID(t *testing.T) {
 // TestOracleConvert: Flink 2.3.0 restores canonical savepoints statecraft converted from native
 // RocksDB savepoints, into the hashmap backend (an incremental native savepoint with
 // variable-length keys) and into RocksDB (windows, timers, max parallelism 256), and the
-// conversion of a retained incremental checkpoint directory into hashmap, finding exactly what
-// the State Processor API read from the native source.
+// conversion of a retained incremental checkpoint directory into hashmap and of a hashmap full
+// checkpoint into RocksDB, finding exactly what the State Processor API read from the source.
 func TestOracleConvert(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel() // judges wait on the oracle servers, not on this process
@@ -181,6 +181,8 @@ func TestOracleConvert(t *testing.T) {
 		{"native-window-maxpar-256", "rocksdb"},
 		// a job's retained incremental checkpoint directory, read at its latest chk-N
 		{"../checkpoints/native-chain", "hashmap"},
+		// a hashmap full checkpoint (the heap's own key-group layout) into RocksDB
+		{"../checkpoints/hashmap-full", "rocksdb"},
 	} {
 		t.Run(filepath.Base(c.fixture), func(t *testing.T) {
 			src := filepath.Join("..", "testdata", "savepoints", c.fixture)

@@ -14,13 +14,15 @@ import (
 )
 
 // Subtask is the keyed state of one subtask: its header and where its blocks are (Handle), or
-// the RocksDB snapshot holding its entries (Native; Handle is then nil).
+// the RocksDB snapshot holding its entries (Native; Handle is then nil). Heap says the blocks
+// are in the hashmap backend's own checkpoint layout (heap.go), not the canonical one.
 type Subtask struct {
 	Index   int32
 	Name    string
 	Header  *Header
 	Handle  *metadata.KeyGroupsHandle
 	Native  *metadata.IncrementalHandle
+	Heap    bool
 	Decoder *Decoder
 	src     io.ReaderAt
 	size    int64
@@ -79,13 +81,14 @@ func OpenSubtasks(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]*Subta
 			closeAll()
 			return nil, nil, err
 		}
+		heap := false
 		if kh.Tag() != metadata.TagSavepointKeyGroups {
-			if err := checkCanonicalLayout(s, s.Name, kh); err != nil {
+			if heap, err = heapLayout(s, s.Name, kh); err != nil {
 				closeAll()
 				return nil, nil, err
 			}
 		}
-		out = append(out, &Subtask{Index: st.Index, Name: s.Name, Header: h, Handle: kh,
+		out = append(out, &Subtask{Index: st.Index, Name: s.Name, Header: h, Handle: kh, Heap: heap,
 			Decoder: NewDecoder(h, s.Name, int(op.MaxParallelism)), src: s, size: s.Size()})
 	}
 	return out, closeAll, nil
@@ -127,6 +130,14 @@ func CheckRanges(op *metadata.OperatorState) error {
 	return nil
 }
 
+// Range is the key-group range the subtask's handle claims.
+func (s *Subtask) Range() metadata.KeyGroupRange {
+	if s.Native != nil {
+		return s.Native.Range
+	}
+	return s.Handle.Range
+}
+
 // StreamSize is the size of the stream holding the subtask's header and key-group blocks; 0 for
 // a native RocksDB snapshot, which has no such stream.
 func (s *Subtask) StreamSize() int64 {
@@ -151,6 +162,9 @@ func (s *Subtask) blockReader() *BlockReader {
 func (s *Subtask) Entries(fn func(*Entry) error) error {
 	if s.Native != nil {
 		return s.nativeEntries(fn)
+	}
+	if s.Heap {
+		return s.heapEntries(fn)
 	}
 	br := s.blockReader()
 	ends := BlockEnds(s.Handle.Offsets, s.size)
@@ -230,6 +244,9 @@ func (s *Subtask) CheckBlocks() error {
 	if s.Native != nil {
 		return s.nativeCheck()
 	}
+	if s.Heap {
+		return s.heapCheck()
+	}
 	br := s.blockReader()
 	stop := func(*Entry) error { return ErrStop }
 	ends := BlockEnds(s.Handle.Offsets, s.size)
@@ -267,28 +284,37 @@ func (s *Subtask) Records(want func(state string) bool, fn func(Record) error) e
 	return err
 }
 
-// checkCanonicalLayout tells the two layouts a non-savepoint key-groups handle (tag 12 or 3, a
+// heapLayout tells the two layouts a non-savepoint key-groups handle (tag 12 or 3, a
 // checkpoint) may point at. A RocksDB full checkpoint uses the canonical blocks; a heap-backend
-// checkpoint uses the heap's own layout, whose blocks start with an i32 key-group number:
+// checkpoint uses the heap's own layout (heap.go), whose blocks start with an i32 key-group
+// number:
 //
 //	canonical:   i16 stateId (< numStates), i32 keyLen, ...   or the Snappy stream id FF 06 00 00
-//	heap native: i32 keyGroup, then per state a stream of {i16 stateId, state-table dump}
-func checkCanonicalLayout(r io.ReaderAt, name string, kh *metadata.KeyGroupsHandle) error {
+//	heap native: i32 keyGroup, then per state {i16 stateId, state table}
+func heapLayout(r io.ReaderAt, name string, kh *metadata.KeyGroupsHandle) (bool, error) {
+	// Up to four blocks are looked at, so that one damaged key-group number does not make a heap
+	// checkpoint read as canonical (its error then names that block).
+	looked := 0
 	for i, off := range kh.Offsets {
+		if looked == 4 {
+			break
+		}
 		// Key group 0 cannot tell them apart: a canonical block of state 0 with a key shorter
 		// than 64 KiB also starts with 00 00 00 00. For any other key group the canonical first
-		// four bytes read as stateId<<16, never a key group below 32768 other than 0.
+		// four bytes read as stateId<<16, never a key group below 32768 other than 0. The heap
+		// gives every key group a block, so a range of two or more always has such a block; a
+		// range of key group 0 alone (max parallelism 1) is taken as canonical.
 		if off == 0 || kh.Range.Start+int32(i) == 0 {
 			continue
 		}
 		var b [4]byte
 		if _, err := r.ReadAt(b[:], off); err != nil {
-			return fmt.Errorf("%s: offset %d: key group %d: %w", name, off, int(kh.Range.Start)+i, err)
+			return false, fmt.Errorf("%s: offset %d: key group %d: %w", name, off, int(kh.Range.Start)+i, err)
 		}
 		if int32(b[0])<<24|int32(b[1])<<16|int32(b[2])<<8|int32(b[3]) == kh.Range.Start+int32(i) {
-			return fmt.Errorf("%s: offset %d: the key-group block starts with its key-group number %d: this is a heap-backend checkpoint in the heap's own layout, which statecraft does not read; take a savepoint (canonical format) instead", name, off, int(kh.Range.Start)+i)
+			return true, nil
 		}
-		return nil
+		looked++
 	}
-	return nil
+	return false, nil
 }

@@ -115,6 +115,15 @@ func Open(src io.ReaderAt, size int64, name string, h *metadata.OperatorStreamHa
 	if size < 0 || size > maxStream {
 		return nil, fmt.Errorf("%s: operator-state stream of %d bytes (limit %d)", name, size, int64(maxStream))
 	}
+	if h.IsEmpty || (size == 0 && len(h.States) == 0) {
+		// With file merging (Flink 1.20+) a subtask without operator state still gets a handle
+		// (tag 17, an empty segment), so that the directories it names stay known: no header, no
+		// states, nothing to read.
+		if len(h.States) > 0 || size != 0 {
+			return nil, fmt.Errorf("%s: an empty operator-state handle names %d states and %d bytes", name, len(h.States), size)
+		}
+		return &Stream{Name: name, Header: &Header{}, handle: h, bounds: []int64{0}}, nil
+	}
 	data := make([]byte, size)
 	if _, err := src.ReadAt(data, 0); err != nil && err != io.EOF {
 		return nil, fmt.Errorf("%s: %w", name, err)

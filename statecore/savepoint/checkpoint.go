@@ -97,8 +97,16 @@ func checkpointMapping(dir string, m *metadata.Metadata) (PathMapping, bool) {
 	// The original job directory: the parent of the first path's chk-N, shared or taskowned.
 	old := ""
 	for _, p := range paths {
-		if lp, err := localPath(p); err == nil && jobSubdir(filepath.Base(filepath.Dir(lp))) {
+		lp, err := localPath(p)
+		if err != nil {
+			continue
+		}
+		if jobSubdir(filepath.Base(filepath.Dir(lp))) {
 			old = filepath.Dir(filepath.Dir(lp))
+			break
+		}
+		if up := filepath.Base(filepath.Dir(filepath.Dir(lp))); up == "shared" || up == "taskowned" {
+			old = filepath.Dir(filepath.Dir(filepath.Dir(lp)))
 			break
 		}
 	}
@@ -113,13 +121,32 @@ func checkpointMapping(dir string, m *metadata.Metadata) (PathMapping, bool) {
 			if !found || (rest != "" && rest[0] != '/') {
 				continue
 			}
-			parts := strings.Split(rest, "/")
-			if len(parts) != 3 || !jobSubdir(parts[1]) || parts[2] == "" || parts[2] == "." || parts[2] == ".." {
+			if !inJobLayout(rest) {
 				return PathMapping{}, false
 			}
 		}
 	}
 	return PathMapping{Old: old, New: job}, true
+}
+
+// inJobLayout reports whether rest ("/shared/x", a path below the job directory) is a file of a
+// job directory's layout: /<chk-N|shared|taskowned>/<file>, or with file merging (Flink 1.20+)
+// one directory deeper under shared/ or taskowned/ (shared/job_<id>_op_<op>_<sub>_<par>/<file>,
+// taskowned/job_<id>_tm_<tm>/<file>). Nothing else, so that no ".." or deeper path leads out.
+func inJobLayout(rest string) bool {
+	parts := strings.Split(rest, "/")
+	if len(parts) < 3 || len(parts) > 4 || parts[0] != "" || !jobSubdir(parts[1]) {
+		return false
+	}
+	if len(parts) == 4 && parts[1] != "shared" && parts[1] != "taskowned" {
+		return false
+	}
+	for _, p := range parts[2:] {
+		if p == "" || p == "." || p == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // walkPaths calls fn with the path of every absolute file handle reachable from h.
