@@ -29,8 +29,15 @@
 // is the low 32 bits of XXH3-64 over the block bytes XORed with type-byte × 0x6b9083d9. A block
 // compressed with anything but Snappy starts with a varint32 of its uncompressed size (format
 // version >= 2). Format version 6 (footer checksums, context-dependent block checksums), legacy
-// footers, xxHash32/64 checksums, hash and partitioned indexes, data block hash indexes,
-// compression dictionaries and codecs other than none/Snappy/LZ4/LZ4HC/ZSTD are refused by name.
+// footers, xxHash32/64 checksums, hash indexes, data block hash indexes, compression
+// dictionaries and codecs other than none/Snappy/LZ4/LZ4HC/ZSTD are refused by name.
+//
+// A partitioned index (index type 2, as the ForSt backend of Flink 2.x writes) has two levels:
+//
+//	footer index handle -> top-level index: one entry per partition -> partition's handle
+//	                       partition:       an index block as above -> data block handles
+//
+// Partitions are read one at a time, in order; both levels share the index's value encoding.
 //
 // # Blocks
 //

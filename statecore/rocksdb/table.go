@@ -85,8 +85,11 @@ type Table struct {
 	props  Properties
 	// deltaIndex: index values are delta-encoded handles without a value length.
 	deltaIndex bool
-	rangeDel   blockHandle
-	hasRange   bool
+	// partitioned: a two-level index (index type 2); the footer's index block points at index
+	// partitions, each an ordinary index block of the data blocks it covers.
+	partitioned bool
+	rangeDel    blockHandle
+	hasRange    bool
 	// globalSeq replaces every key's sequence number when non-zero (an ingested table).
 	globalSeq uint64
 	external  bool
@@ -156,7 +159,8 @@ func OpenTable(r io.ReaderAt, size int64, name string) (*Table, error) {
 		case 1:
 			return nil, fmt.Errorf("%s: hash index (index type 1) is not supported", name)
 		case 2:
-			return nil, fmt.Errorf("%s: partitioned index (index type 2, two-level) is not supported", name)
+			// Two-level: the footer's index block indexes index partitions (ForSt's default).
+			t.partitioned = true
 		case 3:
 			return nil, fmt.Errorf("%s: index with first keys (index type 3) is not supported", name)
 		default:
@@ -261,6 +265,7 @@ func (t *Table) Iter() *TableIter { return &TableIter{t: t} }
 // TableIter iterates a table's entries; see Table.Iter.
 type TableIter struct {
 	t       *Table
+	top     *blockIter // the top-level index of a partitioned index, else nil
 	index   *blockIter
 	data    *blockIter
 	entry   Entry
@@ -281,9 +286,15 @@ func (it *TableIter) Next() bool {
 			it.err = err
 			return false
 		}
-		if it.index, err = newBlockIter(b, it.t.where("index", it.t.footer.index), it.t.deltaIndex); err != nil {
+		top, err := newBlockIter(b, it.t.where("index", it.t.footer.index), it.t.deltaIndex)
+		if err != nil {
 			it.err = err
 			return false
+		}
+		if it.t.partitioned {
+			it.top = top
+		} else {
+			it.index = top
 		}
 	}
 	for it.data == nil || !it.data.next() {
@@ -291,17 +302,9 @@ func (it *TableIter) Next() bool {
 			it.err = it.data.err
 			return false
 		}
-		if !it.index.next() {
-			it.err = it.index.err
+		h, ok := it.nextDataHandle()
+		if !ok {
 			return false
-		}
-		h := it.index.handle
-		if !it.t.deltaIndex {
-			var err error
-			if h, _, err = decodeHandle(it.index.value); err != nil {
-				it.err = fmt.Errorf("%s: index entry at offset %d: %w", it.t.name, it.index.pos, err)
-				return false
-			}
 		}
 		b, err := it.t.block(h, "data")
 		if err != nil {
@@ -334,6 +337,51 @@ func (it *TableIter) Next() bool {
 	}
 	it.entry = Entry{UserKey: user, Seq: seq, Kind: kind, Value: it.data.value}
 	return true
+}
+
+// nextDataHandle returns the handle of the next data block, moving to the next index partition
+// when the current one is done; false at the end or on error (it.err).
+func (it *TableIter) nextDataHandle() (blockHandle, bool) {
+	for {
+		if it.index != nil {
+			if it.index.next() {
+				return it.handleOf(it.index, "index")
+			}
+			if it.err = it.index.err; it.err != nil || it.top == nil {
+				return blockHandle{}, false
+			}
+		}
+		if !it.top.next() {
+			it.err = it.top.err
+			return blockHandle{}, false
+		}
+		h, ok := it.handleOf(it.top, "top-level index")
+		if !ok {
+			return blockHandle{}, false
+		}
+		b, err := it.t.block(h, "index partition")
+		if err != nil {
+			it.err = err
+			return blockHandle{}, false
+		}
+		if it.index, err = newBlockIter(b, it.t.where("index partition", h), it.t.deltaIndex); err != nil {
+			it.err = err
+			return blockHandle{}, false
+		}
+	}
+}
+
+// handleOf is the block handle of an index iterator's current entry.
+func (it *TableIter) handleOf(ix *blockIter, what string) (blockHandle, bool) {
+	if it.t.deltaIndex {
+		return ix.handle, true
+	}
+	h, _, err := decodeHandle(ix.value)
+	if err != nil {
+		it.err = fmt.Errorf("%s: %s entry at offset %d: %w", it.t.name, what, ix.pos, err)
+		return blockHandle{}, false
+	}
+	return h, true
 }
 
 // Entry is the current entry; its slices are valid until the next call to Next.
