@@ -262,19 +262,6 @@ func concat(a, b []byte) []byte {
 	return append(append(make([]byte, 0, len(a)+len(b)), a...), b...)
 }
 
-// appendLengthSuffix appends n as CompositeKeySerializationUtils writes the length of a key or
-// namespace when both are variable-sized: little-endian base-256, at least one byte (the
-// inverse of skipLengthSuffix).
-func appendLengthSuffix(b []byte, n int) []byte {
-	for {
-		b = append(b, byte(n))
-		n >>= 8
-		if n == 0 {
-			return b
-		}
-	}
-}
-
 // HeapLayout reports whether any subtask of op holds a hashmap full checkpoint in the heap's own
 // layout (which a conversion to canonical must rewrite).
 func HeapLayout(sp *savepoint.Savepoint, op *metadata.OperatorState) (bool, error) {
