@@ -42,7 +42,7 @@ check: fmt-check vet
 	@set -e; $(ORACLE_START); \
 	$(MAKE) --no-print-directory fuzz-brief; echo "fuzz-brief: $$SECONDS s"; \
 	$(ORACLE_WAIT); \
-	t=$$SECONDS; rc=0; STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m ./... || rc=$$?; \
+	t=$$SECONDS; rc=0; STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m -parallel $(ORACLE_PARALLEL) ./... || rc=$$?; \
 	echo "go test (unit and oracle): $$((SECONDS - t)) s"; \
 	testdata/oracle/serve-summary.sh "$$dir"; exit $$rc
 
@@ -60,12 +60,16 @@ test:
 # $(FLINK_VERSION) in a local MiniCluster, and Flink 1.20.0 for the 1.20 cases) to load the plans
 # statecraft writes and restore the savepoints it writes. Long-lived oracle JVMs serve every test
 # (run.sh serve; internal/oracletest picks an idle one): Java, Flink's classes and the JIT warm up
-# once per server, not once per judge. A server runs one command at a time, so there are as many
-# for Flink $(FLINK_VERSION) as go test runs packages at once (ORACLE_SERVERS, one per core), and
-# one for 1.20.0. The servers watch this shell's pid and stop with it.
+# once per server, not once per judge. A server runs one command at a time. Many commands spend
+# much of their time waiting, not computing (the plan TTL judges sleep 49 s in all to prove
+# expiry; Kafka, S3 and checkpoint waits), so there is one more server for Flink $(FLINK_VERSION)
+# than cores, and go test runs as many oracle tests of a package at once (ORACLE_PARALLEL); one
+# server for 1.20.0. Each run prints the servers' busy time (serve-summary.sh) to check the
+# balance. The servers watch this shell's pid and stop with it.
 # TestOracleJudgeSelfTests proves the savepoint judge rejects a changed value, a dropped operator,
 # a wrong max parallelism, and a Row/POJO field change that only the expectation declares.
-ORACLE_SERVERS ?= $(FLINK_VERSION).1 $(FLINK_VERSION).2 1.20.0.1
+ORACLE_SERVERS ?= $(FLINK_VERSION).1 $(FLINK_VERSION).2 $(FLINK_VERSION).3 1.20.0.1
+ORACLE_PARALLEL ?= 3
 ORACLE_RUN ?= Oracle
 ORACLE_PKGS ?= ./...
 # Shell snippets of one recipe: start the servers in a temporary directory ($$dir), stopped and
