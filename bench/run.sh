@@ -8,6 +8,8 @@
 #   BENCH_SKIP_JAVA=1            skip the targets that need the oracle (dump and rescale peers)
 #   BENCH_SKIP_PLAN=1            skip the plan and inspect targets (no JVM in those)
 #   BENCH_SKIP_DUMP=1            skip the savepoint dump target (its State Processor API peer)
+#   BENCH_SKIP_INSIDE=1          skip savepoint stats and the Parquet export (bench/inside.sh;
+#                                BENCH_INSIDE_KEYS=N sets its size, default 1250000 keys = 10M entries)
 #   BENCH_SKIP_SPA=1             skip the State Processor API peer of the rescale (minutes at 10M
 #                                entries); the rescaled copy is then checked against the source.
 #                                With the two above, only the rescale and its cp -r peers run:
@@ -298,6 +300,12 @@ fi
 
 # ---------- report ----------
 
+# ---------- savepoint stats and Parquet export (issue 16; no JVM) ----------
+if [ -z "${BENCH_SKIP_INSIDE:-}" ]; then
+  log "savepoint stats and dump --format parquet (bench/inside.sh)"
+  "$root/bench/inside.sh" "${BENCH_INSIDE_KEYS:-1250000}" "$big_sc_runs" > "$work/inside.md"
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "# statecraft benchmarks"
@@ -347,6 +355,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
     printf '%s' "$rescale_rows"
     echo
   fi
+  if [ -f "$work/inside.md" ]; then cat "$work/inside.md"; echo; fi
   if [ -f "$root/bench/notes.md" ]; then cat "$root/bench/notes.md"; echo; fi
   echo "## Go benchmarks (raw)"
   echo
