@@ -147,37 +147,22 @@ func shapeOf(s *Snapshot) *Shape {
 	return &Shape{Kind: ShapeOpaque}
 }
 
+// rowFieldShapes are the shapes of the SQL row field kinds newRowDataCodec decodes; a kind not
+// here (rfUnknown) is Opaque, and rfRow a row of its own.
+var rowFieldShapes = map[rowFieldKind]ShapeKind{
+	rfBool: ShapeBool, rfByte: ShapeInt8, rfShort: ShapeInt16, rfInt: ShapeInt32, rfLong: ShapeInt64,
+	rfFloat: ShapeFloat32, rfDouble: ShapeFloat64, rfString: ShapeString, rfTimestamp: ShapeString,
+	rfBinary: ShapeBytes, rfDecimal: ShapeDecimal,
+}
+
 // rowDataShape follows newRowDataCodec: fields of a kind it does not decode are Opaque.
 func rowDataShape(s *Snapshot) *Shape {
 	c := newRowDataCodec(s).(rowDataCodec)
 	sh := &Shape{Kind: ShapeRow, SQLRow: true}
 	for i, k := range c.kinds {
-		var f *Shape
-		switch k {
-		case rfBool:
-			f = &Shape{Kind: ShapeBool}
-		case rfByte:
-			f = &Shape{Kind: ShapeInt8}
-		case rfShort:
-			f = &Shape{Kind: ShapeInt16}
-		case rfInt:
-			f = &Shape{Kind: ShapeInt32}
-		case rfLong:
-			f = &Shape{Kind: ShapeInt64}
-		case rfFloat:
-			f = &Shape{Kind: ShapeFloat32}
-		case rfDouble:
-			f = &Shape{Kind: ShapeFloat64}
-		case rfString, rfTimestamp:
-			f = &Shape{Kind: ShapeString}
-		case rfBinary:
-			f = &Shape{Kind: ShapeBytes}
-		case rfDecimal:
-			f = &Shape{Kind: ShapeDecimal}
-		case rfRow:
+		f := &Shape{Kind: rowFieldShapes[k]} // ShapeOpaque (0) when absent
+		if k == rfRow {
 			f = rowDataShape(s.Nested[i])
-		default:
-			f = &Shape{Kind: ShapeOpaque}
 		}
 		sh.Fields = append(sh.Fields, NamedShape{"f" + strconv.Itoa(i), f})
 	}
