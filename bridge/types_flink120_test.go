@@ -9,6 +9,7 @@ import (
 
 	"github.com/statecraft/statecraft/plan"
 	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
 // TestTypesAgreeWithFlink120Upgrades: Flink 2.3.0 restored every Flink 1.20 savepoint of the
@@ -63,5 +64,30 @@ func TestTypesAgreeWithFlink120Upgrades(t *testing.T) {
 	}
 	if n < 14 {
 		t.Errorf("EVIDENCE.tsv has %d cases, want the 14 of the catalogue", n)
+	}
+}
+
+// TestLogicalTypeSQLHostile: a LogicalType stream Flink wrote (the aggregate's BIGINT key), cut
+// at every length and with every byte flipped, never panics, and a cut one never renders.
+func TestLogicalTypeSQLHostile(t *testing.T) {
+	_, _, sp, _ := upgradeFixture(t)
+	var stream []byte
+	for _, o := range Operators(sp) {
+		if o.keySerializer != nil && len(o.keySerializer.LogicalTypes) > 0 {
+			stream = o.keySerializer.LogicalTypes[0]
+		}
+	}
+	if got, ok := serializer.LogicalTypeSQL(stream); !ok || got != "BIGINT" {
+		t.Fatalf("Flink's key type renders as %q, %v; want BIGINT", got, ok)
+	}
+	for n := 0; n < len(stream); n++ {
+		if got, ok := serializer.LogicalTypeSQL(stream[:n]); ok {
+			t.Errorf("stream cut at %d of %d bytes renders as %q", n, len(stream), got)
+		}
+	}
+	for i := range stream {
+		b := append([]byte(nil), stream...)
+		b[i] ^= 0xFF
+		serializer.LogicalTypeSQL(b) // must not panic; a flipped byte may still render
 	}
 }

@@ -114,3 +114,47 @@ func TestSavepointCheckBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSavepointCheckTypes: the type verdicts of the type catalogue on the command line: a key
+// that gained a column is an error naming the fields (Flink refused it), COUNT DISTINCT is
+// "types not checked" (exit 0, exit 2 with --strict), SUM -> MAX is an error only with
+// --old-plan (Flink restored it with wrong results), and --json carries the per-state verdicts.
+func TestSavepointCheckTypes(t *testing.T) {
+	up := filepath.Join("..", "..", "testdata", "upgrades")
+	sp := filepath.Join(up, "agg-filter-added", "savepoint")
+	if _, err := os.Stat(filepath.Join(sp, "_metadata")); err != nil {
+		t.Skipf("oracle fixture %s not present", sp)
+	}
+	newPlan := func(c string) string { return filepath.Join(up, "types", c, "new.plan.json") }
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--plan", newPlan("key-column-added")}, exitFindings, "key serializer: the savepoint's row has 1 fields (BIGINT), the plan's 2 (BIGINT, BIGINT)"},
+		{[]string{"--plan", newPlan("count-distinct")}, exitOK, "types not checked: accState (aggCalls.0 ($COUNT$1) is DISTINCT"},
+		{[]string{"--plan", newPlan("count-distinct"), "--strict"}, exitFindings, "restores as far as checked"},
+		{[]string{"--plan", newPlan("sum-to-max")}, exitOK, "restores: every operator with state in the savepoint is claimed by the plan, with the state types checked"},
+		{[]string{"--plan", newPlan("sum-to-max"), "--old-plan", filepath.Join(up, "agg-filter-added", "old.plan.json")}, exitFindings, "aggCalls.1.internalName \"$SUM$1\" -> \"$MAX$1\": Flink would restore it without an error and compute wrong results"},
+	}
+	for _, tc := range cases {
+		code, out, errs := runCLI(append([]string{"savepoint", "check", sp}, tc.args...)...)
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d (want %d), output lacks %q:\n%s%s", tc.args, code, tc.code, tc.want, out, errs)
+		}
+	}
+	code, out, errs := runCLI("savepoint", "check", sp, "--json", "--plan", newPlan("key-column-added"))
+	var r struct {
+		Nodes []struct {
+			Types []struct {
+				State, Verdict string
+			} `json:"types"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitFindings {
+		t.Fatalf("--json: exit %d, %v:\n%s%s", code, err, out, errs)
+	}
+	if len(r.Nodes) != 1 || len(r.Nodes[0].Types) != 2 || r.Nodes[0].Types[0].State != "(key)" || r.Nodes[0].Types[0].Verdict != "incompatible" || r.Nodes[0].Types[1].Verdict != "compatible" {
+		t.Errorf("--json types: %+v", r.Nodes)
+	}
+}
