@@ -20,11 +20,11 @@ func TestCompleteCandidates(t *testing.T) {
 		words []string
 		want  string // candidates joined by spaces
 	}{
-		{[]string{""}, "completion help man migrate plan savepoint"},
+		{[]string{""}, "checkpoint completion help man migrate plan savepoint"},
 		{[]string{"pl"}, "plan"},
 		{[]string{"plan", "ttl", ""}, "impact list set"},
 		{[]string{"nope", ""}, ""},
-		{[]string{"savepoint", "dump", "--"}, "--format --help --operator --output --path-map --quiet --state --wide"},
+		{[]string{"savepoint", "dump", "--"}, "--checkpoint --format --help --operator --output --path-map --quiet --state --wide"},
 		{[]string{"savepoint", "dump", sp, "--operator", ""}, strings.Join(fixtureOps, " ")},
 		{[]string{"savepoint", "dump", "--operator", "uid:i"}, ""}, // no savepoint typed yet: nothing to offer
 		{[]string{"savepoint", "dump", sp, "--operator=uid:i"}, "--operator=uid:int-keyed"},

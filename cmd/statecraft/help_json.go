@@ -90,6 +90,8 @@ var jsonDocs = []jsonDoc{
 	{"savepoint dump --format jsonl (keyed state)", reflect.TypeFor[dumpKeyedLine](), "one JSON object per line; operator (uid:NAME or hash:HEX) only without --operator; list state: value is the list; values are decoded Java values ({serializer, base64} when unknown)"},
 	{"savepoint dump --format jsonl (timers)", reflect.TypeFor[dumpTimerLine](), "kind is event or processing"},
 	{"savepoint dump --format jsonl (operator state)", reflect.TypeFor[dumpOperatorLine](), "mode is split, union or broadcast; broadcast lines always carry key"},
+	{"checkpoint list --json", reflect.TypeFor[checkpointListJSON](), "time: RFC 3339; size: bytes in chk-N/; stateSize: from _metadata"},
+	{"checkpoint gc --json", reflect.TypeFor[checkpointGCJSON](), "paths relative to DIR"},
 	{"migrate ... --report FILE", reflect.TypeFor[*migrate.Report](), "also written by --dry-run"},
 	{"savepoint ... --report FILE", reflect.TypeFor[*migrate.Report](), "savepoint create: the migrate report of its one step"},
 }

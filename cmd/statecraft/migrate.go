@@ -27,6 +27,7 @@ func migrateFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-verify", Usage: "skip re-reading the output and comparing entry counts and checksums with the source"},
 		&cli.BoolFlag{Name: "clean-partial", Usage: "first remove the objects an interrupted run left under an object-store DST (those its .statecraft-partial lists, never a finished savepoint)"},
 		&cli.StringFlag{Name: "report", Usage: "write a JSON report of every step (before/after counts, checksums) to `FILE`"},
+		checkpointFlag(),
 		wideFlag(),
 		quietFlag(),
 		pathMapFlag(),
@@ -304,6 +305,9 @@ func runMigration(c *cli.Context, src, dst string, steps []migrate.Step) error {
 	link, err := migrate.ParseLinkMode(c.String("link"))
 	if err != nil {
 		return withCode(exitFailure, err)
+	}
+	if src, err = snapshotPath(c, src); err != nil {
+		return err
 	}
 	report := c.String("report")
 	if report != "" {

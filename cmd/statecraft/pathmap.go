@@ -31,10 +31,14 @@ func savepointOptions(c *cli.Context) (savepoint.Options, error) {
 	return opt, nil
 }
 
-// openSavepoint opens the savepoint at p with the command line's --path-map rules.
+// openSavepoint opens the savepoint at p (with --checkpoint N: chk-N of the job directory p)
+// with the command line's --path-map rules.
 func openSavepoint(c *cli.Context, p string) (*savepoint.Savepoint, error) {
 	opt, err := savepointOptions(c)
 	if err != nil {
+		return nil, err
+	}
+	if p, err = snapshotPath(c, p); err != nil {
 		return nil, err
 	}
 	return savepoint.OpenWith(context.Background(), p, opt)

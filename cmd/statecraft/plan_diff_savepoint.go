@@ -16,6 +16,7 @@ import (
 func upgradeFlags() []cli.Flag {
 	return append(uidOptionFlags(),
 		&cli.StringFlag{Name: "savepoint", Usage: "savepoint `PATH` taken while OLD ran (directory or its _metadata)"},
+		checkpointFlag(),
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the migration script to `SCRIPT` (default: print it)"},
 		&cli.IntFlag{Name: "max-parallelism", Usage: "NEW job's pipeline.max-parallelism, when it sets one"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON (renames, blocked nodes, restore checks before/after)"},

@@ -54,6 +54,7 @@ func init() {
 				"bytes. States stored without TTL carry no timestamps: their impact cannot be known.",
 			Flags: append(uidOptionFlags(), pathMapFlag(),
 				&cli.StringFlag{Name: "savepoint", Usage: "savepoint `PATH` of the job running PLAN"},
+				checkpointFlag(),
 				&cli.BoolFlag{Name: "all", Usage: "every state entry"},
 				&cli.GenericFlag{Name: "node", Value: nodes, Usage: "node `ID`, ID:NAME or ID:INDEX (repeatable)"},
 				&cli.GenericFlag{Name: "type", Value: types, Usage: "exec node `TYPE` (repeatable)"},

@@ -12,10 +12,11 @@ var registry = &commandRegistry{}
 
 // groupUsage describes the command groups (the inner nodes of the tree).
 var groupUsage = map[string]string{
-	"plan":      "read, edit, validate, diff and draw Flink compiled plans (COMPILE PLAN output)",
-	"plan ttl":  "list and set per-operator state TTL in a compiled plan",
-	"savepoint": "look inside Flink savepoints and checkpoints",
-	"migrate":   "write a migrated copy of a savepoint (UIDs, max parallelism, state types)",
+	"plan":       "read, edit, validate, diff and draw Flink compiled plans (COMPILE PLAN output)",
+	"plan ttl":   "list and set per-operator state TTL in a compiled plan",
+	"savepoint":  "look inside Flink savepoints and checkpoints",
+	"migrate":    "write a migrated copy of a savepoint (UIDs, max parallelism, state types)",
+	"checkpoint": "look after a job's checkpoint directory (chk-N/, shared/, taskowned/)",
 }
 
 type registration struct {

@@ -47,6 +47,7 @@ func init() {
 				&cli.BoolFlag{Name: "allow-non-restored-state", Usage: "the job is submitted with --allowNonRestoredState: unclaimed state is dropped, not an error"},
 				&cli.StringFlag{Name: "old-plan", Usage: "the compiled plan the savepoint was taken under: also report restored nodes whose state NEW reads with another meaning (plan diff: incompatible), which Flink restores silently with wrong results"},
 				&cli.BoolFlag{Name: "strict", Usage: "exit 2 also when a restored node's state types could not be checked (\"types not checked\")"},
+				checkpointFlag(),
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				wideFlag(),
 			),

@@ -43,6 +43,7 @@ func init() {
 				&cli.StringFlag{Name: "state", Usage: "only the state with this name (without --operator: of every operator that has one)"},
 				&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "jsonl, csv, table or parquet"},
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`FILE` (one state) or DIR/ (one file per state) for --format parquet"},
+				checkpointFlag(),
 				wideFlag(),
 				quietFlag(),
 			},

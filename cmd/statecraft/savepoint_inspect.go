@@ -80,6 +80,7 @@ func init() {
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				&cli.BoolFlag{Name: "csv", Usage: "print the savepoint_metadata rows as CSV"},
 				&cli.BoolFlag{Name: "subtasks", Usage: "also list every subtask's state handles: kind, key-group range, file, size"},
+				checkpointFlag(),
 				wideFlag(),
 			},
 			Action: runSavepointInspect,
@@ -101,7 +102,11 @@ func runSavepointInspect(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := loadInspect(c.Args().First(), c.Bool("subtasks"), opt)
+	path, err := snapshotPath(c, c.Args().First())
+	if err != nil {
+		return err
+	}
+	out, err := loadInspect(path, c.Bool("subtasks"), opt)
 	if err != nil {
 		return withCode(exitFailure, err)
 	}

@@ -30,6 +30,7 @@ func init() {
 				&cli.StringFlag{Name: "operator", Usage: "only this source: uid:NAME or hash:HEX"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				&cli.BoolFlag{Name: "csv", Usage: "print the split rows as CSV"},
+				checkpointFlag(),
 				wideFlag(),
 			},
 			Action: runSavepointOffsets,

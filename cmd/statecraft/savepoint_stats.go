@@ -36,6 +36,7 @@ func init() {
 				&cli.StringFlag{Name: "at", Value: "now", Usage: "`TIME` TTL ages and timers are taken at: now, now+DURATION, now-DURATION, RFC 3339 or epoch ms"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				&cli.StringFlag{Name: "html", Usage: "write one self-contained HTML `FILE` (tables and inline SVG charts, no network) instead of the tables"},
+				checkpointFlag(),
 				wideFlag(),
 				quietFlag(),
 			},
