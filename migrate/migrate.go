@@ -146,6 +146,10 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if needsConversion(sp.Metadata, steps) {
+		sp.Close()
+		return runConverted(src, dst, dstLoc, steps, opt)
+	}
 	defer sp.Close()
 	var rem *remote
 	if dstLoc.Kind != storage.Local {

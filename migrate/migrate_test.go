@@ -212,8 +212,6 @@ func TestRenameUID(t *testing.T) {
 		{"types-hashmap", []Rename{{mustSel(t, "hash:5534c038c66cc9b701311c8cdd8de69b"), "nouid-counter"},
 			{mustSel(t, "uid:long-keyed"), "string-keyed"}, {mustSel(t, "uid:string-keyed"), "long-keyed"}}},
 		{"operator-state", []Rename{{mustSel(t, "uid:buffer-map"), "buffer-v2"}, {mustSel(t, "uid:broadcast-proc"), "rules-v2"}}},
-		// native RocksDB files are linked as they are; only the id changes
-		{"native-rocksdb", []Rename{{mustSel(t, "uid:int-keyed"), "native-v2"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.fixture, func(t *testing.T) {
@@ -435,7 +433,6 @@ func TestRescaleRefused(t *testing.T) {
 		step    *Rescale
 		want    string
 	}{
-		{"native-rocksdb", &Rescale{MaxParallelism: 256}, "canonical"},
 		{"operator-state", &Rescale{MaxParallelism: 256, Parallelism: 3}, "operator state"},
 		{"keyed-hashmap", &Rescale{MaxParallelism: 2, Parallelism: 3}, "parallelism 3"},
 		{"keyed-hashmap", &Rescale{MaxParallelism: 40000}, "max parallelism 40000"},
