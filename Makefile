@@ -99,7 +99,7 @@ oracle-check:
 FUZZ_TARGETS := ./ttl:FuzzParseFlink ./ttl:FuzzParseInput ./plan:FuzzPlanTTLEdit \
 	./statecore/metadata:FuzzDecode ./statecore/keyed:FuzzKeyedStream \
 	./statecore/opstate:FuzzOperatorState ./migrate:FuzzParseScript \
-	./statecore/rocksdb:FuzzBlock ./statecore/rocksdb:FuzzManifest \
+	./statecore/rocksdb:FuzzBlock ./statecore/rocksdb:FuzzManifest ./statecore/metadata:FuzzIncrementalHandle \
 	./statecore/sourcestate:FuzzSourceState
 FUZZTIME ?= 10m
 FUZZTIME_BRIEF ?= 100x

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/statecraft/statecraft/internal/oracletest"
+	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/statecore/uid"
 )
 
@@ -208,8 +211,9 @@ func TestOracleConvert(t *testing.T) {
 }
 
 // TestOracleNativeSource: a UID change plus a rescale straight from native RocksDB snapshots (a
-// retained incremental checkpoint directory of Flink 2.3.0, restored into RocksDB; a native
-// savepoint, restored into hashmap) writes canonical savepoints that Flink 2.3.0 restores with
+// retained incremental checkpoint directory of Flink 2.3.0 after checkpoint gc --apply removed
+// the files its older, deleted checkpoints left, restored into RocksDB; a native savepoint,
+// restored into hashmap) writes canonical savepoints that Flink 2.3.0 restores with
 // non-restored state disallowed, finding exactly what the State Processor API read from the
 // native source, under the new UID and parallelism.
 func TestOracleNativeSource(t *testing.T) {
@@ -226,6 +230,9 @@ func TestOracleNativeSource(t *testing.T) {
 			src := filepath.Join("..", "testdata", "savepoints", c.fixture)
 			if _, err := os.Stat(src); err != nil {
 				t.Skipf("fixture %s: %v", c.fixture, err)
+			}
+			if strings.Contains(c.fixture, "checkpoints") {
+				src = collectedCopy(t, src)
 			}
 			dst, rep := run(t, src, Options{}, &RenameUIDs{Renames: []Rename{{mustSel(t, "uid:int-keyed"), "int-keyed-v2"}}},
 				&Rescale{MaxParallelism: c.maxPar, Parallelism: c.par})
@@ -244,6 +251,38 @@ func TestOracleNativeSource(t *testing.T) {
 			judge(t, dst, e)
 		})
 	}
+}
+
+// collectedCopy copies a job's checkpoint directory, removes every chk-N but the latest (their
+// shared files stay, as when a job is killed before Flink subsumes them) and runs checkpoint gc
+// --apply on it: what is left must still hold the latest checkpoint whole.
+func collectedCopy(t *testing.T, src string) string {
+	t.Helper()
+	job := filepath.Join(t.TempDir(), "job")
+	if out, err := exec.Command("cp", "-r", src, job).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	list, err := savepoint.ListCheckpoints(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list[:len(list)-1] {
+		if err := os.RemoveAll(c.Dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gc, err := savepoint.PlanGC(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gc.Garbage) == 0 {
+		t.Fatal("no garbage to collect: the test would prove nothing")
+	}
+	if err := gc.Apply(false); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("checkpoint gc removed %d files (%d bytes), kept %d", len(gc.Garbage), gc.Total, gc.Referenced)
+	return job
 }
 
 type oracleRescale struct {
