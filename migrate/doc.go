@@ -12,8 +12,12 @@
 //	RenameState   DropState   keyed states
 //	DropOperator  an operator and everything it holds
 //
-// Not supported: keyed state in RocksDB's native format or the changelog backend (except for
-// UID changes and dropping operators, which never read it), raw keyed/operator state, renaming or
+// A source with keyed state in RocksDB's native format (a native savepoint, an incremental
+// checkpoint) is converted to canonical first, into a scratch directory (native.go); every step
+// then works on canonical state and the output is canonical.
+//
+// Not supported: keyed state of the changelog backend (except for UID changes and dropping
+// operators, which never read it), raw keyed/operator state, renaming or
 // retyping operator (non-keyed) state, field changes of POJO values that are subclass instances
 // or of Rows and POJOs nested inside other types, key types whose hashCode() is user code (POJOs,
 // generic types) in a rescale.
