@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/storage"
@@ -50,6 +51,14 @@ func runConverted(src, dst string, dstLoc storage.Location, steps []Step, opt Op
 			return nil, err
 		}
 		parent, base = filepath.Dir(abs), filepath.Base(abs)
+	}
+	if opt.Notes != nil && dstLoc.Kind == storage.Local {
+		ents, _ := os.ReadDir(parent)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), base+canonicalInfix) {
+				fmt.Fprintf(opt.Notes, "note: %s is left over from an interrupted run; it is not used and can be removed\n", filepath.Join(parent, e.Name()))
+			}
+		}
 	}
 	scratch, err := os.MkdirTemp(parent, base+canonicalInfix)
 	if err != nil {
