@@ -59,6 +59,8 @@ func TestJSONSchemasMatchOutput(t *testing.T) {
 		{"savepoint dump --format jsonl (timers)", []string{"savepoint", "dump", filepath.Join(sp, "window-hashmap")}, true},
 		{"savepoint dump --format jsonl (operator state)", []string{"savepoint", "dump", filepath.Join(sp, "operator-state")}, true},
 		{"savepoint ... --report FILE", []string{"savepoint", "create", filepath.Join(t.TempDir(), "created"), "--like", filepath.Join(sp, "keyed-hashmap"), "--data", data, "--report", report}, false},
+		{"checkpoint list --json", []string{"checkpoint", "list", "--json", filepath.Join(td, "checkpoints", "native-chain")}, false},
+		{"checkpoint gc --json", []string{"checkpoint", "gc", "--json", filepath.Join(td, "checkpoints", "native-chain")}, false}, // a dry run
 		{"migrate ... --report FILE", []string{"migrate", "rescale", filepath.Join(sp, "keyed-hashmap"), filepath.Join(t.TempDir(), "out"), "--max-parallelism", "256", "--report", report}, false},
 	}
 	tested := map[string]bool{}
