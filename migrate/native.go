@@ -75,7 +75,11 @@ func runConverted(src, dst string, dstLoc storage.Location, steps []Step, opt Op
 	if err != nil {
 		return nil, fmt.Errorf("convert the native source to canonical: %w", err)
 	}
-	rep, err := Run(canonical, dst, steps, opt)
+	// The scratch copy is self-contained (relative handles): the source's --path-map rules
+	// were applied by the conversion and name nothing in it.
+	second := opt
+	second.PathMap = nil
+	rep, err := Run(canonical, dst, steps, second)
 	if rep != nil {
 		rep.Source = conv.Source
 		rep.Steps = append(conv.Steps, rep.Steps...)
