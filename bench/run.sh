@@ -15,6 +15,8 @@
 #                                With the two above, only the rescale and its cp -r peers run:
 #     BENCH_SKIP_PLAN=1 BENCH_SKIP_DUMP=1 BENCH_SKIP_SPA=1 BENCH_RESCALE_KEYS=1000000 \
 #       BENCH_OUT=/tmp/rescale.md bench/run.sh
+#   BENCH_SKIP_S3=1              skip the object-storage targets (bench/s3.sh: S3Proxy on loopback,
+#                                rclone copy as the peer)
 #   BENCH_DUMP_KEYS=N, BENCH_RESCALE_KEYS="N ..."   override the input sizes (keys; each key
 #                                holds 1 + 9 entries)
 #
@@ -306,6 +308,12 @@ if [ -z "${BENCH_SKIP_INSIDE:-}" ]; then
   "$root/bench/inside.sh" "${BENCH_INSIDE_KEYS:-1250000}" "$big_sc_runs" > "$work/inside.md"
 fi
 
+# ---------- object storage (bench/s3.sh) ----------
+if [ -z "${BENCH_SKIP_S3:-}" ] && [ -z "${BENCH_SKIP_JAVA:-}" ]; then
+  log "object storage: inspect, rescale and uid against S3Proxy, rclone copy as the peer"
+  "$root/bench/s3.sh" "${BENCH_S3_KEYS:-1000000}" "$big_sc_runs" > "$work/s3.md" || echo "bench/s3.sh failed (see above)" > "$work/s3.md"
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "# statecraft benchmarks"
@@ -356,6 +364,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
     echo
   fi
   if [ -f "$work/inside.md" ]; then cat "$work/inside.md"; echo; fi
+  if [ -f "$work/s3.md" ]; then cat "$work/s3.md"; echo; fi
   if [ -f "$root/bench/notes.md" ]; then cat "$root/bench/notes.md"; echo; fi
   echo "## Go benchmarks (raw)"
   echo

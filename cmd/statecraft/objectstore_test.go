@@ -238,6 +238,12 @@ func TestMigrateToS3(t *testing.T) {
 				// Server-side copies: only _metadata is uploaded, and every file is verified by
 				// its ETag, not by reading it back.
 				rep, _ := os.ReadFile(report)
+				// No state byte is downloaded either: what is read is the source's _metadata and,
+				// for verification, the uploaded one.
+				meta, _ := os.Stat(filepath.Join(src, "_metadata"))
+				if read := moved.Read - before.Read; read > 2*meta.Size() {
+					t.Errorf("%v: read %d bytes; want at most the two _metadata reads (%d bytes each), no state bytes", args, read, meta.Size())
+				}
 				if moved.Written-before.Written >= size/2 || !strings.Contains(out, "3 copied server-side") ||
 					!strings.Contains(string(rep), "same size and ETag (server-side copy)") || strings.Contains(string(rep), "SHA-256") {
 					t.Errorf("%v: wrote %d bytes of a %d-byte savepoint, output:\n%s\nreport:\n%s", args, moved.Written-before.Written, size, out, rep)
