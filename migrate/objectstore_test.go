@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/statecraft/statecraft/internal/s3test"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/statecore/uid"
 	"github.com/statecraft/statecraft/storage"
 )
@@ -33,16 +35,52 @@ func upload(t *testing.T, dir, url string) {
 	}
 }
 
-// TestOracleS3: Flink 2.3.0 reads (State Processor API) and restores (non-restored state not
-// allowed), through its own S3 file system, the savepoints statecraft migrated to the S3 server:
-// a UID change s3 -> s3 (server-side copies), a rescale s3 -> s3 and local -> s3, and Flink
-// restores a rescale s3 -> local from the local disk; each finds exactly the promised state.
+// TestOracleS3: Flink 2.3.0 writes the source savepoints to the S3 server through its own S3
+// file system (one with entropy injection), statecraft migrates them, and Flink reads (State
+// Processor API) and restores (non-restored state not allowed) the results from the server: a
+// UID change s3 -> s3 (server-side copies), a rescale s3 -> s3 (of the entropy-injected
+// savepoint) and local -> s3, and a rescale s3 -> local restored from the local disk; each
+// finds exactly the promised state.
 func TestOracleS3(t *testing.T) {
 	oracleOnly(t)
 	srv := s3test.Require(t)
 	bucket := srv.Bucket(t, "oracle")
-	for _, name := range []string{"keyed-hashmap", "keyed-par3"} {
-		upload(t, fixture(t, name), "s3://"+bucket+"/src/"+name)
+	// Flink writes the S3 sources itself, through its S3 file system: the fixture jobs, stopped
+	// with savepoints to the server, keyed-par3 with entropy injection (its state files under
+	// random prefixes of the bucket, named by absolute s3:// paths in _metadata).
+	out, err := runOracle(t, "savepoints-s3", srv.Endpoint, s3test.AccessKey, s3test.SecretKey, "s3://"+bucket+"/flink", "keyed-hashmap", "keyed-par3:entropy")
+	if err != nil {
+		t.Fatalf("Flink did not write the savepoints to S3: %v\n%s", err, tail(out))
+	}
+	written := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, loc, ok := strings.Cut(strings.TrimSpace(line), "\t"); ok && strings.HasPrefix(loc, "s3://") {
+			written[name] = loc
+		}
+	}
+	if len(written) != 2 {
+		t.Fatalf("savepoints-s3 printed %v, want the locations of 2 savepoints\n%s", written, tail(out))
+	}
+	// Entropy injection: _metadata names every state file of keyed-par3 by an absolute path
+	// outside its directory, in the same bucket.
+	entropic, err := savepoint.Open(written["keyed-par3"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := 0
+	for _, op := range entropic.Metadata.Operators {
+		for _, st := range op.Subtasks {
+			if h, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle); ok {
+				if fh, ok := h.Delegate.(*metadata.FileHandle); ok && strings.HasPrefix(fh.Path, "s3://"+bucket+"/") &&
+					!strings.HasPrefix(fh.Path, written["keyed-par3"]) {
+					abs++
+				}
+			}
+		}
+	}
+	entropic.Close()
+	if abs == 0 {
+		t.Errorf("%s: no keyed state file named by an absolute path outside the savepoint (entropy injection)", written["keyed-par3"])
 	}
 	judgeS3 := func(t *testing.T, dst string, e expectation) {
 		t.Helper()
@@ -71,7 +109,7 @@ func TestOracleS3(t *testing.T) {
 			t.Parallel() // judges wait on the oracle servers, not on this process
 			src, _ := filepath.Abs(fixture(t, c.fixture))
 			if c.src == "s3" {
-				src = "s3://" + bucket + "/src/" + c.fixture
+				src = written[c.fixture]
 			}
 			dst := filepath.Join(t.TempDir(), "out")
 			if c.dst == "s3" {

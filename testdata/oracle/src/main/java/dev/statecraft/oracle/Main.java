@@ -26,6 +26,7 @@ public final class Main {
         COMMANDS.put("judge-savepoint", "dev.statecraft.oracle.savepoints.SavepointJudge");
         COMMANDS.put("judge-savepoints", "dev.statecraft.oracle.savepoints.SavepointsJudge");
         COMMANDS.put("judge-savepoint-s3", "dev.statecraft.oracle.savepoints.S3Judge");
+        COMMANDS.put("savepoints-s3", "dev.statecraft.oracle.savepoints.S3Savepoints");
         COMMANDS.put("judge-selftest", "dev.statecraft.oracle.savepoints.JudgeSelfTest");
         COMMANDS.put("judge-evolve-selftest", "dev.statecraft.oracle.savepoints.EvolveSelfTest");
         COMMANDS.put("bench-savepoint", "dev.statecraft.oracle.bench.BenchSavepoint");

@@ -2,8 +2,6 @@ package dev.statecraft.oracle.savepoints;
 
 import java.nio.file.Paths;
 
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 
@@ -47,12 +45,6 @@ public final class S3Judge {
      * job: the s3.* keys of a job's own configuration do not reach the file system factories.
      */
     static void initialize(String endpoint, String accessKey, String secretKey) {
-        Configuration conf = new Configuration();
-        conf.setString("s3.endpoint", endpoint);
-        conf.setString("s3.path.style.access", "true");
-        conf.setString("s3.access-key", accessKey);
-        conf.setString("s3.secret-key", secretKey);
-        conf.setString("s3.region", "us-east-1");
-        FileSystem.initialize(conf, null);
+        S3Savepoints.initialize(endpoint, accessKey, secretKey, false);
     }
 }

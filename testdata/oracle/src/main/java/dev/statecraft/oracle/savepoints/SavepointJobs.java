@@ -134,6 +134,12 @@ public final class SavepointJobs {
     /** Runs f's job at the given parallelism (restored from a savepoint when restore is set) until
      *  every record is processed, takes a savepoint under tmp and returns its location. */
     static String runToSavepoint(Fixture f, Path tmp, int parallelism, String restore) throws Exception {
+        return runToSavepoint(f, tmp.resolve("checkpoints").toUri().toString(), tmp.toUri().toString(), parallelism, restore);
+    }
+
+    /** runToSavepoint with the checkpoint directory and the savepoint target given as URIs (an
+     *  s3:// target makes Flink write the savepoint through its S3 file system). */
+    static String runToSavepoint(Fixture f, String checkpointDir, String target, int parallelism, String restore) throws Exception {
         Configuration conf = new Configuration();
         conf.setString("state.backend.type", f.backend());
         conf.setString("execution.checkpointing.snapshot-compression", Boolean.toString(f.compression()));
@@ -145,7 +151,7 @@ public final class SavepointJobs {
         if (restore != null) conf.setString("execution.state-recovery.path", restore);
         // File-system checkpoint storage, so that the inline threshold above applies to savepoints.
         conf.setString("execution.checkpointing.storage", "filesystem");
-        conf.setString("execution.checkpointing.dir", tmp.resolve("checkpoints").toUri().toString());
+        conf.setString("execution.checkpointing.dir", checkpointDir);
         conf.setString("taskmanager.numberOfTaskSlots", "4");
         conf.setString("rest.bind-port", "0");
         conf.setString("pipeline.max-parallelism", Integer.toString(f.maxParallelism()));
@@ -169,7 +175,7 @@ public final class SavepointJobs {
             if (FixtureFunctions.PROCESSED.get() != expected) {
                 throw new IllegalStateException(f.name() + ": processed " + FixtureFunctions.PROCESSED.get() + ", expected exactly " + expected);
             }
-            location = client.triggerSavepoint(tmp.toUri().toString(), f.native_() ? SavepointFormatType.NATIVE : SavepointFormatType.CANONICAL).get();
+            location = client.triggerSavepoint(target, f.native_() ? SavepointFormatType.NATIVE : SavepointFormatType.CANONICAL).get();
         } finally {
             try {
                 client.cancel().get();
