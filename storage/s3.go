@@ -208,7 +208,7 @@ func (s *s3Store) Open(ctx context.Context, name string) (Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rangeReader{ctx: ctx, s: s, key: s.key(name), size: info.Size, etag: info.ETag}, nil
+	return s.newRangeReader(ctx, s.key(name), info.Size, info.ETag), nil
 }
 
 // Copy is server-side within one S3 endpoint: CopyObject up to 5 GiB, UploadPartCopy in parts

@@ -17,69 +17,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// rangeReader reads an object with ranged GETs through a one-block cache. The first read of a
-// place fetches a small block (a header is all inspect wants of a state file); reads that go on
-// where the last block ended double the block, up to maxBlock, so a streamed state file costs
-// few requests and bounded memory.
+// newRangeReader reads key with ranged GETs through a blockReader.
+func (s *s3Store) newRangeReader(ctx context.Context, key string, size int64, etag string) *blockReader {
+	r := &rangeReader{ctx: ctx, s: s, key: key, etag: etag}
+	return &blockReader{where: s.url(key), size: size, etag: etag, fetch: r.fetch}
+}
+
 type rangeReader struct {
 	ctx  context.Context
 	s    *s3Store
 	key  string
-	size int64
 	etag string
-
-	mu     sync.Mutex
-	buf    []byte
-	bufOff int64
-	next   int
-}
-
-// FirstReadBlock is what the first read at a place in an object fetches; a variable so that a
-// test can make it smaller than a state file and show that a command reads only a header.
-var FirstReadBlock = 64 << 10
-
-const (
-	maxBlock = 8 << 20
-	// bodyAttempts bounds the re-requests of a range whose body broke off mid-read (the SDK
-	// retries a failed request, not a failed read of its body).
-	bodyAttempts = 3
-)
-
-func (r *rangeReader) Size() int64  { return r.size }
-func (r *rangeReader) ETag() string { return r.etag }
-func (r *rangeReader) Close() error { return nil }
-
-func (r *rangeReader) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, fmt.Errorf("read %s: negative offset %d", r.s.url(r.key), off)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for n < len(p) {
-		if off >= r.size {
-			return n, io.EOF
-		}
-		if off >= r.bufOff && off < r.bufOff+int64(len(r.buf)) {
-			c := copy(p[n:], r.buf[off-r.bufOff:])
-			n += c
-			off += int64(c)
-			continue
-		}
-		block := FirstReadBlock
-		if off == r.bufOff+int64(len(r.buf)) && r.next > 0 {
-			block = min(r.next*2, maxBlock)
-		}
-		r.next = block
-		want := max(int64(len(p)-n), int64(block))
-		want = min(want, r.size-off)
-		buf, err := r.fetch(off, want)
-		if err != nil {
-			return n, err
-		}
-		r.buf, r.bufOff = buf, off
-	}
-	return n, nil
 }
 
 // fetch GETs [off, off+n), checking the object did not change since it was opened (If-Match).
@@ -89,26 +37,18 @@ func (r *rangeReader) fetch(off, n int64) ([]byte, error) {
 	if r.etag != "" {
 		ifMatch = aws.String(`"` + r.etag + `"`)
 	}
-	buf := make([]byte, n)
-	var last error
-	for range bodyAttempts {
+	buf, err := readBody(r.ctx, n, &r.s.read, func() (io.ReadCloser, error) {
 		r.s.requests.Add(1)
 		out, err := r.s.client.GetObject(r.ctx, &s3.GetObjectInput{Bucket: &r.s.loc.Bucket, Key: &r.key, Range: &rng, IfMatch: ifMatch})
 		if err != nil {
-			return nil, r.s.fail("GetObject", r.key+" ("+rng+")", err)
+			return nil, err
 		}
-		m, err := io.ReadFull(out.Body, buf)
-		out.Body.Close()
-		r.s.read.Add(int64(m))
-		if err == nil {
-			return buf, nil
-		}
-		last = err
-		if r.ctx.Err() != nil {
-			break
-		}
+		return out.Body, nil
+	})
+	if err != nil {
+		return nil, r.s.fail("GetObject", r.key+" ("+rng+")", err)
 	}
-	return nil, r.s.fail("GetObject", r.key+" ("+rng+")", fmt.Errorf("reading the body: %w", last))
+	return buf, nil
 }
 
 // s3Writer collects an object's bytes. An object smaller than one part is sent with one

@@ -101,7 +101,7 @@ func (c *counter) Add(n int64) {
 func (c *counter) Load() int64 { return c.own.Load() }
 
 // totals are the bytes and requests of all stores of a kind since the process started.
-var totals = map[Kind]*[3]atomic.Int64{Local: {}, S3: {}}
+var totals = map[Kind]*[3]atomic.Int64{Local: {}, S3: {}, GCS: {}, AzBlob: {}}
 
 // counters returns a store's read, written and requests counters, tied to its kind's totals.
 func counters(k Kind) (read, written, requests counter) {
@@ -127,8 +127,10 @@ func Open(ctx context.Context, l Location) (Store, error) {
 		return openLocal(l)
 	case S3:
 		return openS3(ctx, l)
-	case GCS, AzBlob:
-		return nil, fmt.Errorf("%s: %s is recognised but not implemented yet; statecraft reads and writes %s", l, l.Kind, Supported)
+	case GCS:
+		return openGCS(ctx, l)
+	case AzBlob:
+		return openAzure(ctx, l)
 	}
 	return nil, fmt.Errorf("%s: unknown store kind %q", l, l.Kind)
 }

@@ -13,20 +13,32 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/azuretest"
+	"github.com/statecraft/statecraft/internal/gcstest"
 	"github.com/statecraft/statecraft/internal/s3test"
 )
 
-func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
+func TestMain(m *testing.M) {
+	code := s3test.Main(m)
+	gcstest.Stop()
+	azuretest.Stop()
+	os.Exit(code)
+}
 
-// stores returns a local store and an S3 store (on the test server) over fresh, empty roots.
+// stores returns a local store and an S3, a GCS and an Azure Blob store (on the test servers)
+// over fresh, empty roots.
 func stores(t *testing.T) map[string]Store {
 	t.Helper()
-	srv := s3test.Require(t)
-	bucket := srv.Bucket(t, strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	bucket := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	s3test.Require(t).Bucket(t, bucket)
+	gcstest.Require(t).Bucket(t, bucket)
+	azuretest.Require(t).Container(t, bucket)
 	out := map[string]Store{}
 	for name, url := range map[string]string{
-		"local": filepath.Join(t.TempDir(), "root"),
-		"s3":    "s3://" + bucket + "/some/prefix",
+		"local":  filepath.Join(t.TempDir(), "root"),
+		"s3":     "s3://" + bucket + "/some/prefix",
+		"gs":     "gs://" + bucket + "/some/prefix",
+		"azblob": "azblob://" + bucket + "/some/prefix",
 	} {
 		s, err := OpenURL(t.Context(), url)
 		if err != nil {
@@ -159,12 +171,13 @@ func TestStoreSemantics(t *testing.T) {
 	}
 }
 
-// TestCopyBetweenStores: a copy from local to S3 and back streams the bytes through and says so.
+// TestCopyBetweenStores: a copy between different stores streams the bytes through and says so.
 func TestCopyBetweenStores(t *testing.T) {
 	ss := stores(t)
 	data := pattern(70 << 10)
 	put(t, ss["local"], "f", data)
-	for _, c := range []struct{ from, to, name string }{{"local", "s3", "f"}, {"s3", "local", "back"}} {
+	for _, c := range []struct{ from, to, name string }{{"local", "s3", "f"}, {"s3", "local", "back"},
+		{"local", "gs", "f"}, {"gs", "azblob", "f"}, {"azblob", "s3", "g"}, {"azblob", "local", "a"}} {
 		server, err := ss[c.to].Copy(t.Context(), c.name, ss[c.from], "f")
 		if err != nil || server {
 			t.Errorf("%s -> %s: server %v, %v; want a streamed copy", c.from, c.to, server, err)

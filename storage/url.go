@@ -66,7 +66,7 @@ func (l Location) Dir() (Location, string) {
 }
 
 // Supported lists the spellings statecraft accepts, for error messages.
-const Supported = "s3:// (also s3a://, s3p://), file:// and local paths"
+const Supported = "s3:// (also s3a://, s3p://), gs://, azblob:// (also abfs[s]://, wasb[s]://), file:// and local paths"
 
 // schemes maps every scheme Flink uses for a store statecraft knows onto its Kind.
 var schemes = map[string]Kind{

@@ -65,11 +65,15 @@ func TestLocationJoinString(t *testing.T) {
 	}
 }
 
-func TestOpenRefusesUnimplemented(t *testing.T) {
-	for _, in := range []string{"gs://b/sp", "abfs://c@a.dfs.core.windows.net/sp"} {
-		_, err := OpenURL(t.Context(), in)
-		if err == nil || !strings.Contains(err.Error(), "not implemented yet") || !strings.Contains(err.Error(), Supported) {
-			t.Errorf("OpenURL(%s) = %v, want a not-implemented error listing %s", in, err, Supported)
-		}
+// TestOpenAzureAccount: the storage account an abfs:// or wasb:// URL names must be the one the
+// credentials are for.
+func TestOpenAzureAccount(t *testing.T) {
+	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", "DefaultEndpointsProtocol=http;AccountName=acct1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:1/acct1;")
+	if _, err := OpenURL(t.Context(), "abfss://c@acct1.dfs.core.windows.net/sp"); err != nil {
+		t.Errorf("the same account: %v", err)
+	}
+	_, err := OpenURL(t.Context(), "wasbs://c@other.blob.core.windows.net/sp")
+	if err == nil || !strings.Contains(err.Error(), `azblob://c/sp: the URL names storage account "other", AZURE_STORAGE_CONNECTION_STRING account "acct1"`) {
+		t.Errorf("another account: %v", err)
 	}
 }

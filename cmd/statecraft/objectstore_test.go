@@ -150,7 +150,6 @@ func TestObjectStoreLocationsCLI(t *testing.T) {
 		{[]string{"savepoint", "inspect", "hdfs://nn:8020/sp"}, 1, "hdfs://nn:8020/sp: the hdfs:// scheme is not supported; statecraft reads and writes " + storage.Supported},
 		{[]string{"savepoint", "dump", "oss://b/sp", "--operator", "uid:x"}, 1, "the oss:// scheme is not supported"},
 		{[]string{"savepoint", "inspect", "file://" + abs}, 0, "int-keyed"},
-		{[]string{"savepoint", "inspect", "gs://b/sp"}, 1, "gs is recognised but not implemented yet"},
 		{[]string{"migrate", "uid", abs, "hdfs://nn/out", "--rename", "uid:int-keyed=uid:v2"}, 1, "the hdfs:// scheme is not supported"},
 	} {
 		code, out, errs := runCLI(c.args...)
