@@ -11,13 +11,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/azuretest"
+	"github.com/statecraft/statecraft/internal/gcstest"
 	"github.com/statecraft/statecraft/internal/s3test"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/storage"
 )
 
-func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
+func TestMain(m *testing.M) {
+	code := s3test.Main(m)
+	gcstest.Stop()
+	azuretest.Stop()
+	os.Exit(code)
+}
 
 // uploadDir copies every file of a local directory to the store at url, through the storage
 // seam, and returns the bytes uploaded.
