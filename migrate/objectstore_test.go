@@ -3,12 +3,14 @@ package migrate
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/gcstest"
 	"github.com/statecraft/statecraft/internal/s3test"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
@@ -16,7 +18,11 @@ import (
 	"github.com/statecraft/statecraft/storage"
 )
 
-func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
+func TestMain(m *testing.M) {
+	code := s3test.Main(m)
+	gcstest.Stop()
+	os.Exit(code)
+}
 
 // upload copies a local savepoint directory to url through the storage seam.
 func upload(t *testing.T, dir, url string) {
@@ -274,4 +280,66 @@ func get(t *testing.T, st storage.Store, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestPublishGCSServerKilled: the GCS emulator is killed (SIGKILL) just before _metadata is
+// uploaded (the commit); the run fails, DST has no _metadata, the source objects are unchanged,
+// a rerun is refused until CleanPartial, which then succeeds once the server is back.
+func TestPublishGCSServerKilled(t *testing.T) {
+	srv := gcstest.Own(t)
+	srv.Bucket(t, "killed")
+	src, dst := "gs://killed/src", "gs://killed/out"
+	upload(t, fixture(t, "keyed-par3"), src)
+	list := func(url string) []storage.Info {
+		s, err := storage.OpenURL(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.List(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	before := list(src)
+	steps := []Step{&Rescale{MaxParallelism: 256}}
+	t.Cleanup(func() { testHookPublish = nil })
+	killed := false
+	testHookPublish = func(at string) {
+		if at == "commit" && !killed {
+			srv.Kill()
+			killed = true
+		}
+	}
+	_, err := Run(src, dst, steps, Options{})
+	testHookPublish = nil
+	if !killed || err == nil {
+		t.Fatalf("killed %v, run error %v; want a failed run", killed, err)
+	}
+	t.Logf("killed at commit: %v", err)
+	srv.Restart(t)
+	for _, o := range list(dst) {
+		if o.Name == "_metadata" {
+			t.Error("DST has _metadata after a failed run")
+		}
+	}
+	if after := list(src); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the source changed:\n%v\n%v", before, after)
+	}
+	if _, err := Run(src, dst, steps, Options{}); err == nil || !strings.Contains(err.Error(), "--clean-partial") {
+		t.Errorf("rerun over leftovers = %v, want a refusal naming --clean-partial", err)
+	}
+	if _, err := Run(src, dst, steps, Options{CleanPartial: true}); err != nil {
+		t.Fatalf("rerun with CleanPartial: %v", err)
+	}
+	names := ""
+	for _, o := range list(dst) {
+		names += o.Name + " "
+		if strings.HasPrefix(o.Name, ".statecraft") {
+			t.Errorf("helper object %s left after the rerun", o.Name)
+		}
+	}
+	if !strings.Contains(names, "_metadata") {
+		t.Errorf("DST after the rerun holds %s, no _metadata", names)
+	}
 }

@@ -50,7 +50,7 @@ type azStore struct {
 
 func openAzure(ctx context.Context, l Location) (Store, error) {
 	opts := &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Retry: policy.RetryOptions{MaxRetries: maxAttempts - 1, RetryDelay: firstBackoff, MaxRetryDelay: maxBackoff},
+		Retry: policy.RetryOptions{MaxRetries: int32(attempts() - 1), RetryDelay: firstBackoff, MaxRetryDelay: maxBackoff},
 		// Without telemetry the User-Agent says only what the SDK is.
 		Telemetry: policy.TelemetryOptions{Disabled: true},
 	}}

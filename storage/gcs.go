@@ -145,6 +145,7 @@ func apiError(op, where string, resp *http.Response) error {
 // again), retrying as retry.go says. A response with a status in ok is returned (its body is
 // the caller's to close); any other is turned into an error naming op and the object.
 func (s *gcsStore) do(ctx context.Context, op, where string, mk func() (*http.Request, error), ok ...int) (*http.Response, error) {
+	maxAttempts := attempts()
 	for attempt := 1; ; attempt++ {
 		req, err := mk()
 		if err != nil {

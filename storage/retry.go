@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"time"
 )
 
@@ -15,6 +17,15 @@ const (
 	firstBackoff = 100 * time.Millisecond
 	maxBackoff   = 10 * time.Second
 )
+
+// attempts is maxAttempts, or STATECRAFT_MAX_ATTEMPTS when that is a whole number of at least
+// 1 (tests that kill a server set 2, so that a run against a dead server fails at once).
+func attempts() int {
+	if n, err := strconv.Atoi(os.Getenv("STATECRAFT_MAX_ATTEMPTS")); err == nil && n >= 1 {
+		return n
+	}
+	return maxAttempts
+}
 
 // retryStatus reports whether an HTTP status is worth another attempt.
 func retryStatus(code int) bool {

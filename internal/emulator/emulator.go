@@ -51,6 +51,11 @@ func Start(name string, argv func(port int) []string, probe string) (*Process, e
 	if err != nil {
 		return nil, err
 	}
+	return StartOn(name, port, argv, probe)
+}
+
+// StartOn is Start on a given port (a restart on the port the clients know).
+func StartOn(name string, port int, argv func(port int) []string, probe string) (*Process, error) {
 	args := argv(port)
 	p := &Process{Name: name, Port: port, URL: fmt.Sprintf("http://127.0.0.1:%d", port), log: new(logBuf), done: make(chan struct{})}
 	p.cmd = exec.Command(args[0], args[1:]...)

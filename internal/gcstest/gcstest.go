@@ -29,6 +29,7 @@ const Version = "v1.56.1"
 // Server is a running fake-gcs-server.
 type Server struct {
 	*emulator.Process
+	bin, dir string
 }
 
 var (
@@ -68,20 +69,23 @@ func Require(t testing.TB) *Server {
 	return shared
 }
 
-// Own starts a server for t alone (a test that kills it must not take the shared one down),
-// points STORAGE_EMULATOR_HOST at it for the rest of t and stops it when t ends.
+// Own starts a server for t alone, keeping its objects in a directory so that they outlive a
+// Kill and Restart (a test that kills it must not take the shared one down),
+// points STORAGE_EMULATOR_HOST at it for the rest of t (requests tried at most twice, so that a
+// dead server fails a run at once) and stops it when t ends.
 func Own(t testing.TB) *Server {
 	t.Helper()
 	bin, ok := Binary()
 	if !ok {
 		emulator.Missing(t, "fake-gcs-server", "install it with GOBIN=~/.cache/statecraft/bin go install github.com/fsouza/fake-gcs-server@"+Version+" (.ci/run does)")
 	}
-	s, err := Start(bin)
+	s, err := start(bin, t.TempDir(), 0)
 	if err != nil {
 		t.Fatalf("gcstest: %v", err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { s.Stop() })
 	t.Setenv("STORAGE_EMULATOR_HOST", s.Host())
+	t.Setenv("STATECRAFT_MAX_ATTEMPTS", "2")
 	return s
 }
 
@@ -93,16 +97,41 @@ func Stop() {
 }
 
 // Start runs fake-gcs-server in memory on a free loopback port.
-func Start(bin string) (*Server, error) {
-	p, err := emulator.Start("fake-gcs-server", func(port int) []string {
+func Start(bin string) (*Server, error) { return start(bin, "", 0) }
+
+// start runs fake-gcs-server on port (a free one if 0), in memory, or with its filesystem
+// backend under dir.
+func start(bin, dir string, port int) (*Server, error) {
+	argv := func(port int) []string {
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		return []string{bin, "-scheme", "http", "-host", "127.0.0.1", "-port", strconv.Itoa(port),
-			"-backend", "memory", "-public-host", addr, "-external-url", "http://" + addr, "-log-level", "warn"}
-	}, "/storage/v1/b")
+		backend := []string{"-backend", "memory"}
+		if dir != "" {
+			backend = []string{"-backend", "filesystem", "-filesystem-root", dir}
+		}
+		return append([]string{bin, "-scheme", "http", "-host", "127.0.0.1", "-port", strconv.Itoa(port),
+			"-public-host", addr, "-external-url", "http://" + addr, "-log-level", "warn"}, backend...)
+	}
+	var p *emulator.Process
+	var err error
+	if port == 0 {
+		p, err = emulator.Start("fake-gcs-server", argv, "/storage/v1/b")
+	} else {
+		p, err = emulator.StartOn("fake-gcs-server", port, argv, "/storage/v1/b")
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &Server{p}, nil
+	return &Server{Process: p, bin: bin, dir: dir}, nil
+}
+
+// Restart starts a killed server of Own again on the same port and objects.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	n, err := start(s.bin, s.dir, s.Port)
+	if err != nil {
+		t.Fatalf("gcstest: restart: %v", err)
+	}
+	*s = *n
 }
 
 // Host is the server's host:port, the form STORAGE_EMULATOR_HOST takes.
