@@ -19,7 +19,8 @@ type keyedEdit struct {
 	// header returns the new state metas and, per old state id, the new id (-1: drop).
 	header func(p *headerParts, name string) (metas [][]byte, ids []int, err error)
 	// entry, when set, returns the new key and value bytes of an entry (old state id in
-	// e.StateID; the results must not alias e); dec decodes the entry for messages.
+	// e.StateID; the results must not alias e), or a nil key to drop it; dec decodes the entry
+	// for messages.
 	entry func(h *keyed.Header, e *keyed.Entry, dec *keyed.Decoder) (key, value []byte, err error)
 	// scan makes validation runs read every entry (value conversions that may fail).
 	scan bool
@@ -131,6 +132,9 @@ func (s *session) editSubtask(op *metadata.OperatorState, st *metadata.SubtaskSt
 				k, v, err := ed.entry(h, e, dec)
 				if err != nil {
 					return err
+				}
+				if k == nil {
+					return nil // the edit drops the entry
 				}
 				key, val = k, v
 			} else {

@@ -133,11 +133,13 @@ func TestLoadRefusals(t *testing.T) {
 	}
 }
 
-// TestOracleCreateLike: Flink 2.3.0 restores savepoints created from dumps of Flink's own
-// (non-restored state disallowed) and finds exactly the original state: keys in their key
-// groups, values of many types, TTL timestamps, list and map state, timers and window
-// namespaces, and state loaded into a native RocksDB savepoint's operators (canonical now).
-func TestOracleCreateLike(t *testing.T) {
+// TestOracleWrite: Flink 2.3.0 restores (non-restored state disallowed) savepoints created
+// from dumps of Flink's own and finds exactly the original state: keys in their key groups,
+// values of many types, TTL timestamps, list and map state, timers and window namespaces, and
+// state loaded into a native RocksDB savepoint's operators (canonical now); and a savepoint
+// purged of its expired TTL entries, finding exactly the entries (and list elements) left. One
+// oracle call judges them all.
+func TestOracleWrite(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel()
 	var args []string
@@ -145,9 +147,64 @@ func TestOracleCreateLike(t *testing.T) {
 		dst, _ := createLike(t, name)
 		args = append(args, dst, loadExpect(t, name).file(t))
 	}
+	dst, _ := run(t, fixture(t, "keyed-ttl-collections"), Options{}, &PurgeExpired{TTL: ttlFixtureTTL, At: ttlFixtureAt})
+	args = append(args, dst, purgedExpect(t, dst).file(t))
 	out, err := runOracle(t, append([]string{"judge-savepoints"}, args...)...)
 	if err != nil {
-		t.Fatalf("Flink rejected a created savepoint: %v\n%s", err, tail(out))
+		t.Fatalf("Flink rejected a written savepoint: %v\n%s", err, tail(out))
 	}
 	t.Logf("%s", bytes.TrimSpace(out))
+}
+
+// purgedExpect is keyed-ttl-collections' expectation with the entries of its TTL states reduced
+// to those the purged savepoint at dst holds (read back by dumpKeyed, which TestPurgeExpired holds
+// to Flink's rule): an entry stays when its key and user key are still there, a list takes the
+// elements left.
+func purgedExpect(t *testing.T, dst string) expectation {
+	t.Helper()
+	left := map[string]map[string]any{} // state -> key|userKey -> value
+	for _, l := range dumpKeyed(t, dst) {
+		d := json.NewDecoder(strings.NewReader(l))
+		d.UseNumber()
+		var m map[string]any
+		if err := d.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		st := m["state"].(string)
+		if left[st] == nil {
+			left[st] = map[string]any{}
+		}
+		left[st][mustJSON(t, m["key"])+"|"+mustJSON(t, m["userKey"])] = m["value"]
+	}
+	e := loadExpect(t, "keyed-ttl-collections")
+	removed := 0
+	for _, o := range e.list("operators") {
+		for _, ks := range o.(map[string]any)["keyedStates"].([]any) {
+			ks := ks.(map[string]any)
+			if ks["ttl"] != true {
+				continue
+			}
+			var kept []any
+			for _, en := range ks["entries"].([]any) {
+				en := en.(map[string]any)
+				v, ok := left[ks["name"].(string)][mustJSON(t, en["key"])+"|"+mustJSON(t, en["userKey"])]
+				if !ok {
+					removed++
+					continue
+				}
+				if ks["kind"] == "list" {
+					en["value"] = v
+				}
+				kept = append(kept, en)
+			}
+			if kept == nil {
+				kept = []any{}
+			}
+			ks["entries"] = kept
+		}
+	}
+	if removed == 0 {
+		t.Fatal("the purge removed no expected entry: the judge would prove nothing")
+	}
+	return e
 }

@@ -102,8 +102,10 @@ type OperatorChange struct {
 	EntriesBefore     map[string]int `json:"entriesBefore,omitempty"` // per keyed state (timers included)
 	EntriesAfter      map[string]int `json:"entriesAfter,omitempty"`
 	// EntriesPerSubtask are the keyed entries each subtask of the result holds (rescale only).
-	EntriesPerSubtask []int  `json:"entriesPerSubtask,omitempty"`
-	Note              string `json:"note,omitempty"`
+	EntriesPerSubtask []int `json:"entriesPerSubtask,omitempty"`
+	// BytesRemoved are the key and value bytes of the entries a purge removed, per state.
+	BytesRemoved map[string]int64 `json:"bytesRemoved,omitempty"`
+	Note         string           `json:"note,omitempty"`
 	// Offsets are a source's splits before and after an offsets step.
 	Offsets []OffsetRow `json:"offsets,omitempty"`
 }
