@@ -136,9 +136,9 @@ func TestLoadRefusals(t *testing.T) {
 // TestOracleWrite: Flink 2.3.0 restores (non-restored state disallowed) savepoints created
 // from dumps of Flink's own and finds exactly the original state: keys in their key groups,
 // values of many types, TTL timestamps, list and map state, timers and window namespaces, and
-// state loaded into a native RocksDB savepoint's operators (canonical now); and a savepoint
-// purged of its expired TTL entries, finding exactly the entries (and list elements) left. One
-// oracle call judges them all.
+// state loaded into a native RocksDB savepoint's operators (canonical now); a savepoint purged
+// of its expired TTL entries, finding exactly the entries (and list elements) left; and a patched
+// savepoint, finding exactly the entries set, added and deleted. One oracle call judges them all.
 func TestOracleWrite(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel()
@@ -149,6 +149,8 @@ func TestOracleWrite(t *testing.T) {
 	}
 	dst, _ := run(t, fixture(t, "keyed-ttl-collections"), Options{}, &PurgeExpired{TTL: ttlFixtureTTL, At: ttlFixtureAt})
 	args = append(args, dst, purgedExpect(t, dst).file(t))
+	dst, _ = runPatch(t)
+	args = append(args, dst, patchedExpect(t).file(t))
 	out, err := runOracle(t, append([]string{"judge-savepoints"}, args...)...)
 	if err != nil {
 		t.Fatalf("Flink rejected a written savepoint: %v\n%s", err, tail(out))

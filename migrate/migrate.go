@@ -103,6 +103,10 @@ type OperatorChange struct {
 	EntriesAfter      map[string]int `json:"entriesAfter,omitempty"`
 	// EntriesPerSubtask are the keyed entries each subtask of the result holds (rescale only).
 	EntriesPerSubtask []int `json:"entriesPerSubtask,omitempty"`
+	// Set, Added and Deleted count, per state, the entries a patch replaced, added and removed.
+	Set     map[string]int `json:"set,omitempty"`
+	Added   map[string]int `json:"added,omitempty"`
+	Deleted map[string]int `json:"deleted,omitempty"`
 	// BytesRemoved are the key and value bytes of the entries a purge removed, per state.
 	BytesRemoved map[string]int64 `json:"bytesRemoved,omitempty"`
 	Note         string           `json:"note,omitempty"`

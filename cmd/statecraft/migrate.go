@@ -411,7 +411,17 @@ func printMigrateReport(w io.Writer, rep *migrate.Report, noVerify bool) {
 				fmt.Fprintf(tx, "    subtask %d  %s:%d  %s -> %s\n", r.Subtask, r.Topic, r.Partition, r.Before, to)
 			}
 			for _, name := range sortedNames(o.EntriesBefore) {
-				fmt.Fprintf(tx, "    %-40s %d -> %s\n", name, o.EntriesBefore[name], english.Count(o.EntriesAfter[name], "entry"))
+				fmt.Fprintf(tx, "    %-40s %d -> %s", name, o.EntriesBefore[name], english.Count(o.EntriesAfter[name], "entry"))
+				if b, ok := o.BytesRemoved[name]; ok {
+					fmt.Fprintf(tx, " (%d bytes removed)", b)
+				}
+				fmt.Fprintln(tx)
+			}
+			for _, name := range sortedNames(o.Set) {
+				if o.Set[name]+o.Added[name]+o.Deleted[name] == 0 {
+					continue
+				}
+				fmt.Fprintf(tx, "    %-40s %d set, %d added, %d deleted\n", name, o.Set[name], o.Added[name], o.Deleted[name])
 			}
 		}
 	}

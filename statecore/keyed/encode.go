@@ -96,6 +96,15 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 	return e
 }
 
+// Kind is the kind of the state called name (value, list, map, reducing, aggregating, timer),
+// or "" when the header has no such state.
+func (e *RecordEncoder) Kind(name string) string {
+	if se := e.states[name]; se != nil {
+		return se.kind
+	}
+	return ""
+}
+
 // States names the states, in header order.
 func (e *RecordEncoder) States() []string { return e.names }
 
@@ -133,23 +142,8 @@ func (e *RecordEncoder) Encode(rec map[string]any, where string) (Encoded, error
 		out.Rest = b
 		return out, nil
 	}
-	if b, err = e.key(b, rec["key"], where+": key"); err != nil {
+	if b, err = e.appendKey(b, se, rec, where); err != nil {
 		return Encoded{}, err
-	}
-	if se.ambiguous {
-		b = appendLengthSuffix(b, len(b))
-	}
-	nsAt := len(b)
-	if b, err = se.ns(b, rec["namespace"], where+": namespace"); err != nil {
-		return Encoded{}, err
-	}
-	if se.ambiguous {
-		b = appendLengthSuffix(b, len(b)-nsAt)
-	}
-	if se.kind == "map" {
-		if b, err = se.uk(b, rec["userKey"], where+": userKey"); err != nil {
-			return Encoded{}, err
-		}
 	}
 	keyEnd := len(b)
 	if b, err = e.value(b, se, rec, where); err != nil {
@@ -158,6 +152,56 @@ func (e *RecordEncoder) Encode(rec map[string]any, where string) (Encoded, error
 	e.buf = b
 	out.Rest, out.Value = b[:keyEnd], b[keyEnd:]
 	return out, nil
+}
+
+// EncodeKey writes only the key part of rec (key, namespace and, for a map state, userKey
+// unless withUserKey is false): what names the entries a patch deletes.
+func (e *RecordEncoder) EncodeKey(rec map[string]any, where string, withUserKey bool) (Encoded, error) {
+	name, _ := rec["state"].(string)
+	se := e.states[name]
+	switch {
+	case se == nil:
+		return Encoded{}, fmt.Errorf("%s: state %q: no such keyed state (the operator has %v)", where, name, e.names)
+	case se.err != nil:
+		return Encoded{}, fmt.Errorf("%s: %w", where, se.err)
+	case e.keyErr != nil:
+		return Encoded{}, fmt.Errorf("%s: key: %w", where, e.keyErr)
+	case se.kind == "timer":
+		return Encoded{}, fmt.Errorf("%s: state %q is a timer queue; timers are not patched", where, name)
+	}
+	if !withUserKey {
+		se = &stateEncoder{id: se.id, kind: "value", ambiguous: se.ambiguous, ns: se.ns}
+	}
+	b, err := e.appendKey(e.buf[:0], se, rec, where)
+	if err != nil {
+		return Encoded{}, err
+	}
+	e.buf = b
+	return Encoded{StateID: se.id, Rest: b}, nil
+}
+
+// appendKey appends K [len] NS [len] [userKey] of rec.
+func (e *RecordEncoder) appendKey(b []byte, se *stateEncoder, rec map[string]any, where string) ([]byte, error) {
+	var err error
+	if b, err = e.key(b, rec["key"], where+": key"); err != nil {
+		return nil, err
+	}
+	if se.ambiguous {
+		b = appendLengthSuffix(b, len(b))
+	}
+	nsAt := len(b)
+	if b, err = se.ns(b, rec["namespace"], where+": namespace"); err != nil {
+		return nil, err
+	}
+	if se.ambiguous {
+		b = appendLengthSuffix(b, len(b)-nsAt)
+	}
+	if se.kind == "map" {
+		if b, err = se.uk(b, rec["userKey"], where+": userKey"); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // value appends the entry's value bytes.

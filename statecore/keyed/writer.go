@@ -225,3 +225,17 @@ func appendEntry(buf, key, value []byte, last bool) []byte {
 	buf = binary.BigEndian.AppendUint32(buf, uint32(len(value)))
 	return append(buf, value...)
 }
+
+// CopyBlock writes n bytes of r as they are, one block of another stream of the same header
+// (compression and state ids alike), and returns its offset: a key group that does not change is
+// passed on without being decoded.
+func (w *Writer) CopyBlock(r io.Reader, n int64) (int64, error) {
+	if w.streaming {
+		return 0, fmt.Errorf("keyed writer: CopyBlock while streamed key group %d is open", w.skg)
+	}
+	off := w.w.n
+	if _, err := io.CopyN(w.w, r, n); err != nil {
+		return 0, fmt.Errorf("keyed writer: copy a block of %d bytes: %w", n, err)
+	}
+	return off, nil
+}
