@@ -76,16 +76,9 @@ func (l *Load) apply(s *session) (*StepReport, error) {
 		return nil, err
 	}
 	defer f.Close()
-	ops := map[string]*loadOp{}
-	var labels []string
-	for _, op := range s.m.Operators {
-		labels = append(labels, Label(op))
-		lo, err := s.newLoadOp(op)
-		if err != nil {
-			return nil, fmt.Errorf("operator %s: %w", Label(op), err)
-		}
-		ops[Label(op)] = lo
-		ops["hash:"+op.ID.String()] = lo
+	ops, labels, err := s.loadOps()
+	if err != nil {
+		return nil, err
 	}
 	if s.stage == "" && !s.opt.DryRun {
 		// The validation pass of a real run: the data is read and encoded once, by the run,
@@ -163,6 +156,22 @@ func (l *Load) apply(s *session) (*StepReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// loadOps prepares every operator of the working metadata for records naming it by label
+// (uid:NAME or hash:HEX), and returns them with the labels for messages.
+func (s *session) loadOps() (map[string]*loadOp, []string, error) {
+	ops := map[string]*loadOp{}
+	var labels []string
+	for _, op := range s.m.Operators {
+		labels = append(labels, Label(op))
+		lo, err := s.newLoadOp(op)
+		if err != nil {
+			return nil, nil, fmt.Errorf("operator %s: %w", Label(op), err)
+		}
+		ops[Label(op)], ops["hash:"+op.ID.String()] = lo, lo
+	}
+	return ops, labels, nil
 }
 
 // newLoadOp reads the header of op's keyed state (nil loadOp.header when it has none).

@@ -57,15 +57,9 @@ func (p *Patch) apply(s *session) (*StepReport, error) {
 		return nil, err
 	}
 	defer f.Close()
-	ops := map[string]*loadOp{}
-	var labels []string
-	for _, op := range s.m.Operators {
-		labels = append(labels, Label(op))
-		lo, err := s.newLoadOp(op)
-		if err != nil {
-			return nil, fmt.Errorf("operator %s: %w", Label(op), err)
-		}
-		ops[Label(op)], ops["hash:"+op.ID.String()] = lo, lo
+	ops, labels, err := s.loadOps()
+	if err != nil {
+		return nil, err
 	}
 	patches := map[*loadOp]map[int32][]patchOp{}
 	var in serializer.Input
