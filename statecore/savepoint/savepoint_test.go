@@ -189,8 +189,14 @@ func TestPathMap(t *testing.T) {
 
 // TestOpenSchemes (issue #17, defect 7): a URL is never taken for a local file name: an
 // unsupported scheme is refused by name with the supported ones, file:/// opens the local
-// directory, and a missing s3:// savepoint is not "stat s3://...: no such file".
+// directory, a missing s3:// savepoint is not "stat s3://...: no such file", and gs:// and
+// azblob:// without credentials say which are missing.
 func TestOpenSchemes(t *testing.T) {
+	// Credentials the machine may have must not reach a cloud: these point nowhere.
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "no-adc.json"))
+	for _, v := range []string{"AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY", "AZURE_STORAGE_CONNECTION_STRING"} {
+		t.Setenv(v, "")
+	}
 	dir := filepath.Join(t.TempDir(), "sp")
 	writeSavepoint(t, dir, []metadata.StreamHandle{&metadata.ByteStreamHandle{Name: "x", Data: []byte("1")}}, nil)
 	if sp, err := Open("file://" + dir); err != nil || sp.Dir != dir {
@@ -201,7 +207,9 @@ func TestOpenSchemes(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"hdfs://nn:8020/sp", "open savepoint: hdfs://nn:8020/sp: the hdfs:// scheme is not supported; statecraft reads and writes s3://"},
 		{"oss://b/sp", "the oss:// scheme is not supported"},
-		{"gs://b/sp", "gs://b/sp: gs is recognised but not implemented yet"},
+		// gs:// and azblob:// are stores now: without credentials, one line says what is missing.
+		{"gs://b/sp", "open savepoint: gs://b/sp: find Google Application Default Credentials: google: error getting credentials using GOOGLE_APPLICATION_CREDENTIALS"},
+		{"azblob://c/sp", "open savepoint: azblob://c/sp: no storage account: set AZURE_STORAGE_ACCOUNT"},
 		{"file:///no/such/dir", "open savepoint: stat /no/such/dir: no such file or directory"},
 	} {
 		_, err := Open(c.in)
