@@ -42,7 +42,9 @@ check: fmt-check vet
 	@set -e; $(ORACLE_START); \
 	$(MAKE) --no-print-directory fuzz-brief; echo "fuzz-brief: $$SECONDS s"; \
 	$(ORACLE_WAIT); \
-	t=$$SECONDS; rc=0; STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -count=1 -timeout 60m -parallel $(ORACLE_PARALLEL) ./... || rc=$$?; \
+	t=$$SECONDS; rc=0; $(GO) build -o "$$dir/testsummary" ./internal/testsummary; \
+	STATECRAFT_ORACLE=1 STATECRAFT_ORACLE_SERVER="$$dir" $(GO) test -json -count=1 -timeout 60m -parallel $(ORACLE_PARALLEL) ./... \
+	  | "$$dir/testsummary" -top 20 || rc=$$?; \
 	echo "go test (unit and oracle): $$((SECONDS - t)) s"; \
 	testdata/oracle/serve-summary.sh "$$dir"; exit $$rc
 
