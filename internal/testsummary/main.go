@@ -68,7 +68,9 @@ func summarize(r io.Reader, w io.Writer, top int) (failed bool, err error) {
 		case e.Action == "build-fail":
 			failed = true
 		case e.Test == "" && e.Action == "output":
-			fmt.Fprint(w, e.Output)
+			if e.Output != "PASS\n" { // -json makes the test binary say PASS before ok; go test alone does not
+				fmt.Fprint(w, e.Output)
+			}
 		case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
 			results++
 			failed = failed || e.Action == "fail"
