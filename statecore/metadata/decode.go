@@ -345,12 +345,19 @@ func (d *decoder) operator() *OperatorState {
 	}
 	copy(op.ID[:], idb)
 	pOff := r.Offset()
+	const maxMaxParallelism = 1 << 15
 	op.Parallelism = r.I32("parallelism")
 	op.MaxParallelism = r.I32("maxParallelism")
 	// Flink's OperatorState constructor has the same precondition, so Flink cannot load such
 	// a file either; without it a corrupt parallelism sizes per-subtask tables downstream.
 	if !d.failed() && op.Parallelism > op.MaxParallelism {
 		r.FailAt(pOff, "parallelism", "parallelism %d is larger than the max parallelism %d", op.Parallelism, op.MaxParallelism)
+		return nil
+	}
+	// Flink caps max parallelism at 2^15 (Transformation.UPPER_BOUND_MAX_PARALLELISM) and no
+	// job can have written more; a corrupt value of millions would size per-key-group tables.
+	if !d.failed() && (op.MaxParallelism < 1 || op.MaxParallelism > maxMaxParallelism) {
+		r.FailAt(pOff+4, "maxParallelism", "max parallelism %d is outside Flink's 1..%d", op.MaxParallelism, maxMaxParallelism)
 		return nil
 	}
 	d.at("coordinator")

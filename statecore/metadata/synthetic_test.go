@@ -261,3 +261,30 @@ func TestDecodeTooLarge(t *testing.T) {
 		t.Errorf("err = %v, want a size refusal naming the file", err)
 	}
 }
+
+// TestMaxParallelismBounded: a max parallelism Flink cannot have written (over 2^15, or below 1)
+// is refused where it is read, before anything is sized by it (a flipped bit made 2^23, and a
+// rescale of that allocated 193 MiB before another check refused it; found by the length sweep).
+func TestMaxParallelismBounded(t *testing.T) {
+	for _, c := range []struct {
+		max  int32
+		want string
+	}{
+		{1 << 15, ""},
+		{1<<15 + 1, "max parallelism 32769 is outside Flink's 1..32768"},
+		{1 << 23, "max parallelism 8388608 is outside Flink's 1..32768"},
+	} {
+		m := &Metadata{Version: 6, Tail: nullTail, Operators: []*OperatorState{{Parallelism: 1, MaxParallelism: c.max}}}
+		var buf bytes.Buffer
+		if err := Encode(&buf, m); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Decode(bytes.NewReader(buf.Bytes()), "mp")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("max parallelism %d: %v", c.max, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "maxParallelism")):
+			t.Errorf("max parallelism %d: err = %v, want %q naming the field", c.max, err, c.want)
+		}
+	}
+}
