@@ -27,6 +27,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/statecraft/statecraft/internal/emulator"
 )
 
 // SASL credentials the broker's SASL_SSL listener accepts.
@@ -74,7 +76,7 @@ func start(java, dir string) (*Broker, error) {
 	}
 	ports := make([]int, 3)
 	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
+		if ports[i], err = emulator.FreePort(); err != nil {
 			return nil, err
 		}
 	}
@@ -317,15 +319,6 @@ func oracleDir() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tail(s string) string {

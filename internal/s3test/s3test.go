@@ -27,6 +27,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/statecraft/statecraft/internal/emulator"
 )
 
 // Version is the S3Proxy release the tests run (2.6.0 refuses current SDKs' checksums).
@@ -178,7 +180,7 @@ func (s *Server) Kill() {
 // Start runs S3Proxy with its filesystem backend under base/data on a free loopback port and
 // returns when it answers HTTP.
 func Start(base string) (*Server, error) {
-	port, err := freePort()
+	port, err := emulator.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -264,15 +266,6 @@ func (s *Server) Stop() {
 			<-s.done
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tail(s string) string {
