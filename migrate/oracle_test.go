@@ -271,7 +271,7 @@ func collectedCopy(t *testing.T, src string) string {
 			t.Fatal(err)
 		}
 	}
-	gc, err := savepoint.PlanGC(job)
+	gc, err := savepoint.PlanGC(job, savepoint.GCOptions{}) // cp -r made every file new: no minimum age
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,10 +94,14 @@ func init() {
 				"referenced when any file handle of any complete chk-N/_metadata names it (by its UUID base\n" +
 				"name, so a copied directory works too). --apply deletes exactly the files listed, and\n" +
 				"refuses while an incomplete chk-N newer than the newest complete one exists (Flink may be\n" +
-				"writing it) unless --force.",
+				"writing it) unless --force. An unreferenced file modified less than --min-age ago is kept\n" +
+				"and listed as too new: Flink uploads a checkpoint's shared files before its chk-N/_metadata\n" +
+				"exists, so those of a checkpoint in progress look unreferenced (modification times are\n" +
+				"the only clue; --min-age 0 turns the caution off).",
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "apply", Usage: "delete the unreferenced files"},
 				&cli.BoolFlag{Name: "force", Usage: "with --apply: delete even while a newer incomplete checkpoint exists"},
+				&cli.DurationFlag{Name: "min-age", Value: time.Hour, Usage: "keep unreferenced files modified less than `AGE` ago (a checkpoint in progress may own them)"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				wideFlag(),
 			},
@@ -113,7 +117,7 @@ func runCheckpointGC(c *cli.Context) error {
 	if c.Bool("force") && !c.Bool("apply") {
 		return withCode(exitFailure, fmt.Errorf("checkpoint gc: --force only applies with --apply"))
 	}
-	plan, err := savepoint.PlanGC(c.Args().First())
+	plan, err := savepoint.PlanGC(c.Args().First(), savepoint.GCOptions{MinAge: c.Duration("min-age")})
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
@@ -139,6 +143,17 @@ func runCheckpointGC(c *cli.Context) error {
 		verb = "deleted"
 	}
 	fmt.Fprintf(w, "\n%d files, %s, %s; %d referenced by checkpoints %v kept\n", len(plan.Garbage), humanBytes(plan.Total), verb, plan.Referenced, plan.Complete)
+	if len(plan.TooNew) > 0 {
+		var size int64
+		for _, f := range plan.TooNew {
+			size += f.Size
+		}
+		fmt.Fprintf(w, "%d unreferenced files, %s, kept for being modified less than --min-age %s ago (a checkpoint in progress may own them):\n",
+			len(plan.TooNew), humanBytes(size), plan.MinAge)
+		for _, f := range plan.TooNew {
+			fmt.Fprintf(w, "  %s\n", f.Path)
+		}
+	}
 	if len(plan.InProgress) > 0 && !c.Bool("apply") {
 		fmt.Fprintf(w, "checkpoint %v is incomplete and newer: --apply refuses while Flink may be writing it (--force)\n", plan.InProgress)
 	}

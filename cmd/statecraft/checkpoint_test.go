@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // jobCopy copies the retained incremental checkpoint directory Flink wrote (chk-6, 7, 8) to a new
@@ -95,8 +96,8 @@ func TestCheckpointFlag(t *testing.T) {
 }
 
 // TestCheckpointGC: the command around savepoint.PlanGC (tested there file by file): a dry run
-// lists and deletes nothing, --apply refuses while chk-9 is in progress, --force deletes, and
-// the latest checkpoint still dumps the same records.
+// lists and deletes nothing, files newer than --min-age are kept, --apply refuses while chk-9 is
+// in progress, --force deletes, and the latest checkpoint still dumps the same records.
 func TestCheckpointGC(t *testing.T) {
 	job := jobCopy(t)
 	_, before, _ := runCLI("savepoint", "dump", "--operator", "uid:int-keyed", job)
@@ -107,7 +108,22 @@ func TestCheckpointGC(t *testing.T) {
 	}
 	count := func() int { e, _ := os.ReadDir(filepath.Join(job, "shared")); return len(e) }
 	n := count()
-	code, out, errs := runCLI("checkpoint", "gc", "--json", job)
+	// Just copied, every file is new: the default --min-age 1h keeps them all and says so.
+	code, out, errs := runCLI("checkpoint", "gc", "--apply", "--force", job)
+	if code != 0 || count() != n || !strings.Contains(out, "0 files, 0 bytes, deleted") || !strings.Contains(out, "kept for being modified less than --min-age 1h0m0s ago") {
+		t.Fatalf("fresh files: exit %d, %d files left of %d: %s%s", code, count(), n, out, errs)
+	}
+	if code, _, errs := runCLI("checkpoint", "gc", "--min-age", "-1s", job); code == 0 || !strings.Contains(errs, "negative") {
+		t.Errorf("--min-age -1s: exit %d: %s", code, errs)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	shared, _ := os.ReadDir(filepath.Join(job, "shared"))
+	for _, e := range shared {
+		if err := os.Chtimes(filepath.Join(job, "shared", e.Name()), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs = runCLI("checkpoint", "gc", "--json", job)
 	var got checkpointGCJSON
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got.GC.Garbage) == 0 || got.Applied || count() != n {
 		t.Fatalf("dry run: exit %d, %d files left of %d: %s%s", code, count(), n, out, errs)

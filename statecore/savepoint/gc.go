@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/statecraft/statecraft/internal/safeio"
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -21,6 +22,11 @@ import (
 // directory is where Flink wrote it or was copied elsewhere (checkpoint metadata holds absolute
 // paths). The rule errs on the side of keeping. A handle kind this walk does not know refuses the
 // whole collection rather than guess which files it keeps alive.
+//
+// A file younger than the minimum age is kept even when nothing references it: Flink uploads a
+// checkpoint's shared files before it creates chk-N/_metadata (and, with file merging or for
+// task-owned state, possibly before chk-N/ exists at all), so a checkpoint in progress that has
+// no chk-N yet looks exactly like garbage. Only the file's modification time tells them apart.
 
 // GCFile is one unreferenced file.
 type GCFile struct {
@@ -39,15 +45,40 @@ type GCPlan struct {
 	Referenced int      `json:"referenced"` // files under shared/ and taskowned/ kept
 	Garbage    []GCFile `json:"garbage"`
 	Total      int64    `json:"total"` // bytes of Garbage
+	// TooNew are unreferenced files modified less than MinAge before the plan was made: kept,
+	// since they may belong to a checkpoint in progress.
+	TooNew []GCFile `json:"tooNew,omitempty"`
+	MinAge string   `json:"minAge"`
+
+	cutoff time.Time // files modified after it are not garbage (zero: no minimum age)
 }
 
-// PlanGC finds the unreferenced files of the job's checkpoint directory dir.
-func PlanGC(dir string) (*GCPlan, error) {
+// GCOptions says which unreferenced files count as garbage.
+type GCOptions struct {
+	// MinAge keeps every file modified less than MinAge before Now (0 keeps none back).
+	MinAge time.Duration
+	// Now is the reference time for MinAge (zero: the current time).
+	Now time.Time
+}
+
+// PlanGC finds the unreferenced files of the job's checkpoint directory dir that are at least
+// opt.MinAge old.
+func PlanGC(dir string, opt GCOptions) (*GCPlan, error) {
+	if opt.MinAge < 0 {
+		return nil, fmt.Errorf("checkpoint gc: minimum age %s is negative", opt.MinAge)
+	}
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	cutoff := opt.Now.Add(-opt.MinAge)
 	list, err := ListCheckpoints(dir)
 	if err != nil {
 		return nil, err
 	}
-	p := &GCPlan{Dir: dir, Garbage: []GCFile{}}
+	p := &GCPlan{Dir: dir, Garbage: []GCFile{}, MinAge: opt.MinAge.String()}
+	if opt.MinAge > 0 {
+		p.cutoff = cutoff
+	}
 	refs := map[string]bool{}
 	for _, c := range list {
 		if !c.Complete {
@@ -101,7 +132,12 @@ func PlanGC(dir string) (*GCPlan, error) {
 				return err
 			}
 			rel, _ := filepath.Rel(dir, path)
-			p.Garbage = append(p.Garbage, GCFile{Path: filepath.ToSlash(rel), Size: fi.Size()})
+			f := GCFile{Path: filepath.ToSlash(rel), Size: fi.Size()}
+			if !p.cutoff.IsZero() && fi.ModTime().After(p.cutoff) {
+				p.TooNew = append(p.TooNew, f)
+				return nil
+			}
+			p.Garbage = append(p.Garbage, f)
 			p.Total += fi.Size()
 			return nil
 		})
@@ -109,12 +145,15 @@ func PlanGC(dir string) (*GCPlan, error) {
 			return nil, fmt.Errorf("%s: %w", root, err)
 		}
 	}
-	sort.Slice(p.Garbage, func(i, j int) bool { return p.Garbage[i].Path < p.Garbage[j].Path })
+	for _, l := range [][]GCFile{p.Garbage, p.TooNew} {
+		sort.Slice(l, func(i, j int) bool { return l[i].Path < l[j].Path })
+	}
 	return p, nil
 }
 
 // Apply deletes the plan's garbage: exactly the files listed, each checked again to be a regular
-// file, and syncs the directories. With in-progress checkpoints it refuses unless force.
+// file not modified since the minimum age's cutoff (else it stops there), and syncs the
+// directories. With in-progress checkpoints it refuses unless force.
 func (p *GCPlan) Apply(force bool) error {
 	if len(p.InProgress) > 0 && !force {
 		return fmt.Errorf("%s: checkpoint %d is incomplete and newer than the newest complete one (%d): Flink may be writing it, and its files look unreferenced; stop the job (or give --force once it is known dead)",
@@ -129,6 +168,10 @@ func (p *GCPlan) Apply(force bool) error {
 		}
 		if !fi.Mode().IsRegular() {
 			return fmt.Errorf("gc: %s is no longer a regular file (not deleted)", path)
+		}
+		if !p.cutoff.IsZero() && fi.ModTime().After(p.cutoff) {
+			return fmt.Errorf("gc: %s was modified at %s, after the plan's minimum-age cutoff %s (not deleted)",
+				path, fi.ModTime().UTC().Format(time.RFC3339), p.cutoff.UTC().Format(time.RFC3339))
 		}
 		if err := os.Remove(path); err != nil {
 			return fmt.Errorf("gc: %w", err)

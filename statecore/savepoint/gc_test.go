@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/statecraft/statecraft/statecore/metadata"
 )
@@ -19,7 +20,7 @@ func TestGC(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(job, "chk-10")); err != nil {
 		t.Fatal(err)
 	}
-	p, err := PlanGC(job)
+	p, err := PlanGC(job, GCOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestGC(t *testing.T) {
 	sp.Close()
 	shared, _ := os.ReadDir(filepath.Join(job, "shared"))
 
-	p, err = PlanGC(job)
+	p, err = PlanGC(job, GCOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestGC(t *testing.T) {
 		}
 		s.Close()
 	}
-	if again, err := PlanGC(job); err != nil || len(again.Garbage) != 0 {
+	if again, err := PlanGC(job, GCOptions{}); err != nil || len(again.Garbage) != 0 {
 		t.Errorf("second gc: %v garbage, %v", again, err)
 	}
 }
@@ -111,10 +112,105 @@ func TestGCRefuses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := PlanGC(job); err == nil || !strings.Contains(err.Error(), "no complete checkpoint") {
+	if _, err := PlanGC(job, GCOptions{}); err == nil || !strings.Contains(err.Error(), "no complete checkpoint") {
 		t.Errorf("no complete checkpoint: %v", err)
 	}
 	if err := handleFiles(struct{}{}, func(string) {}); err == nil || !strings.Contains(err.Error(), "not known") {
 		t.Errorf("unknown handle: %v", err)
+	}
+}
+
+// TestGCMinAge: an unreferenced file younger than the minimum age (a checkpoint in progress that
+// has no chk-N yet looks like that) is kept and listed as too new, older ones are garbage, and
+// the age is the file's modification time against the plan's clock (set with os.Chtimes, no
+// sleeping). A file touched between plan and apply is not deleted.
+func TestGCMinAge(t *testing.T) {
+	job := chainCopy(t)
+	for _, d := range []string{"chk-6", "chk-7", "chk-10"} {
+		if err := os.RemoveAll(filepath.Join(job, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := PlanGC(job, GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Garbage) < 2 {
+		t.Fatalf("%d garbage files; the test needs two", len(all.Garbage))
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	old, fresh := now.Add(-2*time.Hour), now.Add(-59*time.Minute)
+	shared, _ := os.ReadDir(filepath.Join(job, "shared"))
+	for _, e := range shared {
+		if err := os.Chtimes(filepath.Join(job, "shared", e.Name()), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	young := all.Garbage[0].Path
+	if err := os.Chtimes(filepath.Join(job, filepath.FromSlash(young)), fresh, fresh); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		minAge  time.Duration
+		tooNew  []string
+		garbage int
+	}{
+		{0, nil, len(all.Garbage)},
+		{time.Hour, []string{young}, len(all.Garbage) - 1},
+		{58 * time.Minute, nil, len(all.Garbage)},
+		{3 * time.Hour, nil, 0}, // everything is too new, referenced files are not listed
+	} {
+		p, err := PlanGC(job, GCOptions{MinAge: c.minAge, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tooNew []string
+		for _, f := range p.TooNew {
+			tooNew = append(tooNew, f.Path)
+		}
+		if c.minAge == 3*time.Hour {
+			c.tooNew = nil
+			for _, g := range all.Garbage {
+				c.tooNew = append(c.tooNew, g.Path)
+			}
+		}
+		if len(p.Garbage) != c.garbage || strings.Join(tooNew, ",") != strings.Join(c.tooNew, ",") || p.MinAge != c.minAge.String() {
+			t.Errorf("min age %s: %d garbage (want %d), too new %v (want %v), minAge %q", c.minAge, len(p.Garbage), c.garbage, tooNew, c.tooNew, p.MinAge)
+		}
+		for _, g := range p.Garbage {
+			if g.Path == young && c.minAge >= time.Hour {
+				t.Errorf("min age %s: %s is 59 minutes old but garbage", c.minAge, young)
+			}
+		}
+	}
+	if _, err := PlanGC(job, GCOptions{MinAge: -time.Second}); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("negative min age: %v", err)
+	}
+
+	p, err := PlanGC(job, GCOptions{MinAge: time.Hour, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	touched := filepath.Join(job, filepath.FromSlash(p.Garbage[0].Path))
+	if err := os.Chtimes(touched, fresh, fresh); err != nil { // written to since the plan
+		t.Fatal(err)
+	}
+	if err := p.Apply(true); err == nil || !strings.Contains(err.Error(), "after the plan's minimum-age cutoff") {
+		t.Errorf("apply over a file touched since the plan: %v", err)
+	}
+	if _, err := os.Stat(touched); err != nil {
+		t.Errorf("the touched file was deleted: %v", err)
+	}
+	if err := os.Chtimes(touched, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Apply(true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(job, filepath.FromSlash(young))); err != nil {
+		t.Errorf("the too-new file was deleted: %v", err)
+	}
+	if again, err := PlanGC(job, GCOptions{}); err != nil || len(again.Garbage) != 1 || again.Garbage[0].Path != young {
+		t.Errorf("after apply, without a minimum age: %+v, %v; want only %s left", again, err, young)
 	}
 }
