@@ -83,12 +83,12 @@ func NewComparison(limit int) *Comparison {
 	return &Comparison{limit: limit, states: map[string]*StateDiff{}}
 }
 
-func (c *Comparison) state(r *Record) *StateDiff {
-	s := c.states[r.State]
+func (c *Comparison) state(name, kind string) *StateDiff {
+	s := c.states[name]
 	if s == nil {
-		s = &StateDiff{Name: r.State, Kind: r.Kind, a: map[string]string{}, multi: map[string]int64{}}
-		c.states[r.State] = s
-		c.order = append(c.order, r.State)
+		s = &StateDiff{Name: name, Kind: kind, a: map[string]string{}, multi: map[string]int64{}}
+		c.states[name] = s
+		c.order = append(c.order, name)
 	}
 	return s
 }
@@ -126,61 +126,88 @@ func (c *Comparison) identity(r *Record) (id, val string, err error) {
 	return id, val, nil
 }
 
+// Encoded is an entry as a comparison matches it: its state and kind, its identity and its
+// value (JSON arrays made by identity). Sorter spills entries in this form.
+type Encoded struct {
+	State, Kind string
+	ID, Val     string
+}
+
+// Encode spells r as the comparison matches it, and registers its state, so that states are
+// reported in the order they were read even when entries are compared in another order.
+func (c *Comparison) Encode(r Record) (Encoded, error) {
+	id, val, err := c.identity(&r)
+	if err != nil {
+		return Encoded{}, err
+	}
+	c.state(r.State, r.Kind)
+	return Encoded{State: r.State, Kind: r.Kind, ID: id, Val: val}, nil
+}
+
 // AddA records an entry of side A. All of A must be added before any of B.
 func (c *Comparison) AddA(r Record) error {
-	s := c.state(&r)
-	id, val, err := c.identity(&r)
+	e, err := c.Encode(r)
 	if err != nil {
 		return err
 	}
-	if r.Kind == "split" || r.Kind == "union" {
-		s.EntriesA++
-		s.multi[id]++
-		return nil
-	}
-	if _, dup := s.a[id]; dup && r.Kind == "broadcast" {
-		return nil // the copy of another subtask
-	}
-	s.EntriesA++
-	s.a[id] = val
+	c.addA(e)
 	return nil
 }
 
-// AddB compares an entry of side B with side A.
+func (c *Comparison) addA(e Encoded) {
+	s := c.state(e.State, e.Kind)
+	if e.Kind == "split" || e.Kind == "union" {
+		s.EntriesA++
+		s.multi[e.ID]++
+		return
+	}
+	if _, dup := s.a[e.ID]; dup && e.Kind == "broadcast" {
+		return // the copy of another subtask
+	}
+	s.EntriesA++
+	s.a[e.ID] = e.Val
+}
+
+// AddB compares an entry of side B with side A. seenB (nil when B has no broadcast state)
+// remembers the broadcast entries of B already counted.
 func (c *Comparison) AddB(r Record, seenB map[string]bool) error {
-	s := c.state(&r)
-	id, val, err := c.identity(&r)
+	e, err := c.Encode(r)
 	if err != nil {
 		return err
 	}
-	if r.Kind == "split" || r.Kind == "union" {
+	c.addB(e, seenB)
+	return nil
+}
+
+func (c *Comparison) addB(e Encoded, seenB map[string]bool) {
+	s := c.state(e.State, e.Kind)
+	if e.Kind == "split" || e.Kind == "union" {
 		s.EntriesB++
-		s.multi[id]--
-		return nil
+		s.multi[e.ID]--
+		return
 	}
-	if r.Kind == "broadcast" {
-		if seenB[r.State+"\x00"+id] {
-			return nil
+	if e.Kind == "broadcast" {
+		if seenB[e.State+"\x00"+e.ID] {
+			return
 		}
-		seenB[r.State+"\x00"+id] = true
+		seenB[e.State+"\x00"+e.ID] = true
 	}
 	s.EntriesB++
-	old, ok := s.a[id]
+	old, ok := s.a[e.ID]
 	if !ok {
 		s.OnlyB++
 		if len(s.OnlyBSam) < c.limit {
-			s.OnlyBSam = append(s.OnlyBSam, sample(&r, id, "", val))
+			s.OnlyBSam = append(s.OnlyBSam, sampleOf(e.Kind, e.ID, "", e.Val))
 		}
-		return nil
+		return
 	}
-	delete(s.a, id)
-	if old != val {
+	delete(s.a, e.ID)
+	if old != e.Val {
 		s.Changed++
 		if len(s.ChgSam) < c.limit {
-			s.ChgSam = append(s.ChgSam, sample(&r, id, old, val))
+			s.ChgSam = append(s.ChgSam, sampleOf(e.Kind, e.ID, old, e.Val))
 		}
 	}
-	return nil
 }
 
 // Settle counts the keyed entries A has and B lacked so far, and forgets them. A caller that
@@ -237,8 +264,6 @@ func (c *Comparison) Finish() []*StateDiff {
 	}
 	return out
 }
-
-func sample(r *Record, id, old, val string) Entry { return sampleOf(r.Kind, id, old, val) }
 
 // sampleOf spells an entry from its identity and values (JSON arrays made by identity).
 func sampleOf(kind, id, old, val string) Entry {

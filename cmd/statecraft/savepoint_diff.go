@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -217,12 +218,12 @@ func diffPair(spA, spB *savepoint.Savepoint, p opPair, want map[string]bool, lim
 		err := compareByKeyGroup(spA, spB, p, keep, cmp)
 		if errors.Is(err, errNotAscending) {
 			cmp = spdiff.NewComparison(limit)
-			err = compareHoldingA(spA, spB, p, keep, cmp)
+			err = compareSorted(spA, spB, p, keep, cmp)
 		}
 		if err != nil {
 			return nil, err
 		}
-	} else if err := compareHoldingA(spA, spB, p, keep, cmp); err != nil {
+	} else if err := compareSorted(spA, spB, p, keep, cmp); err != nil {
 		return nil, err
 	}
 	d.States = cmp.Finish()
@@ -230,28 +231,6 @@ func diffPair(spA, spB *savepoint.Savepoint, p opPair, want map[string]bool, lim
 		return nil, nil
 	}
 	return d, nil
-}
-
-// compareHoldingA feeds cmp all of A, then B.
-func compareHoldingA(spA, spB *savepoint.Savepoint, p opPair, keep func(string) bool, cmp *spdiff.Comparison) error {
-	if err := dumpOperator(spA, p.a, "", func(r dumpRecord) error {
-		if rec, ok := diffRecord(r); ok && keep(rec.State) {
-			return cmp.AddA(rec)
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("A: operator %s: %w", opLabel(p.a), err)
-	}
-	seenB := map[string]bool{}
-	if err := dumpOperator(spB, p.b, "", func(r dumpRecord) error {
-		if rec, ok := diffRecord(r); ok && keep(rec.State) {
-			return cmp.AddB(rec, seenB)
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("B: operator %s: %w", opLabel(p.b), err)
-	}
-	return nil
 }
 
 func diffRecord(r dumpRecord) (spdiff.Record, bool) {
@@ -331,6 +310,7 @@ func missingStates(ops []diffOperator, want map[string]bool) string {
 
 func printDiff(w io.Writer, d diffJSON) {
 	stateChanged, metaChanged := 0, 0
+	var fields []string // distinct metadata changes, for the summary
 	for _, o := range d.Operators {
 		if !o.differs() {
 			continue
@@ -354,6 +334,9 @@ func printDiff(w io.Writer, d diffJSON) {
 		}
 		for _, c := range o.Metadata {
 			fmt.Fprintf(w, "  %s: %s -> %s\n", c.Field, c.A, c.B)
+			if f := fmt.Sprintf("%s %s -> %s", c.Field, c.A, c.B); !slices.Contains(fields, f) {
+				fields = append(fields, f)
+			}
 		}
 		changed := false
 		for _, s := range o.States {
@@ -380,6 +363,9 @@ func printDiff(w io.Writer, d diffJSON) {
 	switch {
 	case d.Equal:
 		fmt.Fprintln(w, "equal: no state and no metadata changed")
+	case stateChanged == 0 && len(fields) <= 2:
+		// The common case of a migration check: "no state changed, max parallelism 128 -> 256".
+		fmt.Fprintf(w, "no state changed, %s (%s)\n", strings.Join(fields, ", "), english.Count(metaChanged, "operator"))
 	case stateChanged == 0:
 		fmt.Fprintf(w, "no state changed; metadata of %s changed\n", english.Count(metaChanged, "operator"))
 	default:

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/statecraft/statecraft/spdiff"
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -13,8 +14,9 @@ import (
 // key group on both sides, and both sides yield their key groups in ascending order (subtasks in
 // index order own ascending ranges; blocks and RocksDB keys are in key-group order). So the two
 // streams are read side by side, one key group at a time, and memory holds one key group of each.
-// Otherwise (a max parallelism change moves keys between key groups), all of A is held while B
-// streams past it.
+// Otherwise (a max parallelism change moves keys between key groups, or a side's key groups come
+// out of order), each side's keyed entries are sorted by identity within diffSpillBudget, spilling
+// sorted runs to temporary files, and the two sorted streams are merged (spdiff.Sorter).
 
 // kgBatch is one key group's keyed records of one side, or (kg -1) the operator-state records
 // that follow them.
@@ -166,4 +168,64 @@ func wrapSide(side string, op *metadata.OperatorState, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: operator %s: %w", side, opLabel(op), err)
+}
+
+// diffSpillBudget bounds the bytes of encoded entries compareSorted holds in memory, both sides
+// together; past it sorted runs go to temporary files. A variable so that tests force spills.
+var diffSpillBudget int64 = 64 << 20
+
+// diffSpills counts the runs compareSorted wrote to disk, for tests to see that they spilled.
+var diffSpills atomic.Int64
+
+// compareSorted feeds cmp both sides of a pair whose key groups do not line up: each side's keyed
+// entries sorted by identity (spilled past half of diffSpillBudget each), merged, then the
+// operator-state entries (few: Flink holds them in memory too).
+func compareSorted(spA, spB *savepoint.Savepoint, p opPair, keep func(string) bool, cmp *spdiff.Comparison) error {
+	var ops [2][]spdiff.Record
+	var its [2]*spdiff.Iter
+	for i, side := range []struct {
+		sp *savepoint.Savepoint
+		op *metadata.OperatorState
+	}{{spA, p.a}, {spB, p.b}} {
+		s := spdiff.NewSorter(diffSpillBudget / 2)
+		defer s.Close()
+		err := dumpOperator(side.sp, side.op, "", func(r dumpRecord) error {
+			rec, ok := diffRecord(r)
+			if !ok || !keep(rec.State) {
+				return nil
+			}
+			if r.Keyed == nil {
+				ops[i] = append(ops[i], rec)
+				return nil
+			}
+			e, err := cmp.Encode(rec)
+			if err != nil {
+				return err
+			}
+			return s.Add(e)
+		})
+		if err == nil {
+			its[i], err = s.Sorted()
+		}
+		diffSpills.Add(int64(s.Spills()))
+		if err != nil {
+			return fmt.Errorf("%s: operator %s: %w", "AB"[i:i+1], opLabel(side.op), err)
+		}
+		defer its[i].Close()
+	}
+	if err := cmp.Merge(its[0], its[1]); err != nil {
+		return err
+	}
+	for _, r := range ops[0] {
+		if err := cmp.AddA(r); err != nil {
+			return err
+		}
+	}
+	seenB := map[string]bool{}
+	for _, r := range ops[1] {
+		if err := cmp.AddB(r, seenB); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/migrate"
 	"github.com/statecraft/statecraft/spdiff"
 	"github.com/statecraft/statecraft/statecore/savepoint"
@@ -185,10 +186,13 @@ func TestDiffShowsChangedValues(t *testing.T) {
 	}
 }
 
-// TestDiffByKeyGroupAgreesWithHoldingA: the side-by-side reading by key group (same max
-// parallelism) counts what holding all of A counts, on pairs with changed, dropped and added
-// entries and with subtasks owning other key-group ranges.
-func TestDiffByKeyGroupAgreesWithHoldingA(t *testing.T) {
+// TestDiffByKeyGroupAgreesWithSorted: the side-by-side reading by key group (same max
+// parallelism) counts what sorting both sides by identity counts (with a budget small enough that
+// the sort spills runs to disk and merges them), on pairs with changed, dropped and added entries
+// and with subtasks owning other key-group ranges.
+func TestDiffByKeyGroupAgreesWithSorted(t *testing.T) {
+	defer func(b int64) { diffSpillBudget = b }(diffSpillBudget)
+	diffSpillBudget = 4 << 10
 	hm := migrateFixture(t, "keyed-hashmap")
 	ev := migrateFixture(t, "evolve-hashmap")
 	drop := migrated(t, hm, `  - drop-state: {operator: "uid:int-keyed", state: ratio}`)
@@ -211,26 +215,27 @@ func TestDiffByKeyGroupAgreesWithHoldingA(t *testing.T) {
 			defer spB.Close()
 			all := func(string) bool { return true }
 			differs := 0
+			spills := diffSpills.Load()
 			for _, p := range pairOperators(spA.Metadata, spB.Metadata) {
 				if p.a == nil || p.b == nil {
 					continue
 				}
-				byKG, held := spdiff.NewComparison(3), spdiff.NewComparison(3)
+				byKG, sorted := spdiff.NewComparison(3), spdiff.NewComparison(3)
 				if err := compareByKeyGroup(spA, spB, p, all, byKG); err != nil {
 					t.Fatal(err)
 				}
-				if err := compareHoldingA(spA, spB, p, all, held); err != nil {
+				if err := compareSorted(spA, spB, p, all, sorted); err != nil {
 					t.Fatal(err)
 				}
-				x, y := byKG.Finish(), held.Finish()
+				x, y := byKG.Finish(), sorted.Finish()
 				if len(x) != len(y) {
-					t.Fatalf("%d states by key group, %d holding A", len(x), len(y))
+					t.Fatalf("%d states by key group, %d sorted", len(x), len(y))
 				}
 				for i := range x {
 					gx := fmt.Sprintf("%s %d/%d -%d +%d ~%d samples %d %d %d", x[i].Name, x[i].EntriesA, x[i].EntriesB, x[i].OnlyA, x[i].OnlyB, x[i].Changed, len(x[i].OnlyASam), len(x[i].OnlyBSam), len(x[i].ChgSam))
 					gy := fmt.Sprintf("%s %d/%d -%d +%d ~%d samples %d %d %d", y[i].Name, y[i].EntriesA, y[i].EntriesB, y[i].OnlyA, y[i].OnlyB, y[i].Changed, len(y[i].OnlyASam), len(y[i].OnlyBSam), len(y[i].ChgSam))
 					if gx != gy {
-						t.Errorf("by key group %s, holding A %s", gx, gy)
+						t.Errorf("by key group %s, sorted %s", gx, gy)
 					}
 					if x[i].Differs() {
 						differs++
@@ -239,6 +244,50 @@ func TestDiffByKeyGroupAgreesWithHoldingA(t *testing.T) {
 			}
 			if differs == 0 && c.name != "other ranges" {
 				t.Error("no state differs: the case tests nothing")
+			}
+			if diffSpills.Load() == spills {
+				t.Error("the sort wrote no run to disk: the budget did not bind")
+			}
+		})
+	}
+}
+
+// TestDiffRescaleSpills (#16): a rescale from max parallelism 128 to 256 moves keys between key
+// groups, so diff sorts both sides; with the memory budget forced down to a few KiB it spills
+// sorted runs to disk, and still finds that no state changed, only the max parallelism.
+func TestDiffRescaleSpills(t *testing.T) {
+	defer func(b int64) { diffSpillBudget = b }(diffSpillBudget)
+	diffSpillBudget = 2 << 10
+	for _, fixture := range []string{"keyed-hashmap", "types-rocksdb", "operator-state", "window-hashmap"} {
+		t.Run(fixture, func(t *testing.T) {
+			src := migrateFixture(t, fixture)
+			dst := migrated(t, src, `  - rescale: {max-parallelism: 256}`)
+			spills := diffSpills.Load()
+			code, out, errOut := runCLI("savepoint", "diff", src, dst)
+			if code != 2 || !strings.HasSuffix(out, "no state changed, max parallelism 128 -> 256 ("+english.Count(strings.Count(out, "max parallelism: 128 -> 256"), "operator")+")\n") {
+				t.Errorf("exit %d, stderr %q:\n%s", code, errOut, out)
+			}
+			spilled := diffSpills.Load() - spills
+			_, d := diffOut(t, src, dst)
+			for _, c := range changes(d) {
+				if !strings.HasSuffix(c, " max parallelism: 128 -> 256") {
+					t.Errorf("diff reports %q besides the max parallelism", c)
+				}
+			}
+			entries := int64(0)
+			for _, o := range d.Operators {
+				for _, s := range o.States {
+					if s.Kind != "split" && s.Kind != "union" && s.Kind != "broadcast" {
+						entries += s.EntriesA // keyed: sorted and spilled (operator state is held)
+					}
+					if s.EntriesA != s.EntriesB {
+						t.Errorf("%s state %s: %d entries in A, %d in B", o.Operator, s.Name, s.EntriesA, s.EntriesB)
+					}
+				}
+			}
+			// A handful of entries fits any budget; dozens must not fit 2 KiB.
+			if entries > 20 && spilled < 2 {
+				t.Errorf("%d entries, %d runs spilled: the budget did not bind", entries, spilled)
 			}
 		})
 	}
