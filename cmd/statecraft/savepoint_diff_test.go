@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -313,4 +314,118 @@ func TestDiffOfEveryFixtureWithItself(t *testing.T) {
 			t.Errorf("exit %d: %s%s", code, out, errOut)
 		}
 	})
+}
+
+// TestDiffAgreesWithFlinkReadings (#16): between two savepoints of one Flink job taken at
+// different moments (the keyed job's native savepoint after its 40 records, and the same job
+// restored from such a savepoint at parallelism 3 after replaying them: counts, sums and lists
+// grew, the other states stayed), diff counts per state what the State Processor API's readings
+// of both (their committed expectations) say: entries on each side, and the entries only in A,
+// only in B and changed, matched by key, namespace and map key (timers by key, namespace and
+// timestamp); the keys of its changed samples are keys Flink read changed.
+func TestDiffAgreesWithFlinkReadings(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "savepoints")
+	for _, pair := range [][2]string{{"native-rocksdb", "native-rescaled"}, {"native-rescaled", "native-rocksdb"}} {
+		t.Run(pair[0]+"-"+pair[1], func(t *testing.T) {
+			type side = map[string]map[string]string // state -> identity -> value
+			var flink [2]side
+			for i, name := range pair {
+				exp := readDumpExpectation(t, filepath.Join(dir, name+".expect.json"))
+				flink[i] = side{}
+				put := func(state string, raw json.RawMessage, id ...string) {
+					if flink[i][state] == nil {
+						flink[i][state] = map[string]string{}
+					}
+					v, err := canonical(raw)
+					if err != nil {
+						t.Fatal(err)
+					}
+					flink[i][state][strings.Join(id, " ")] = v
+				}
+				for _, o := range exp.Operators {
+					for _, s := range o.KeyedStates {
+						for _, e := range s.Entries {
+							var x struct{ Key, Namespace, UserKey, Value json.RawMessage }
+							if err := json.Unmarshal(e, &x); err != nil {
+								t.Fatal(err)
+							}
+							k, _ := canonical(x.Key)
+							ns, _ := canonical(x.Namespace)
+							uk, _ := canonical(x.UserKey)
+							put(s.Name, x.Value, k, ns, uk)
+						}
+					}
+					for _, e := range o.Timers {
+						var x struct {
+							Key, Namespace json.RawMessage
+							Kind           string
+							Timestamp      int64
+						}
+						if err := json.Unmarshal(e, &x); err != nil {
+							t.Fatal(err)
+						}
+						k, _ := canonical(x.Key)
+						ns, _ := canonical(x.Namespace)
+						put(x.Kind+" timers", json.RawMessage("null"), k, ns, strconv.FormatInt(x.Timestamp, 10))
+					}
+				}
+			}
+			want := map[string]string{}
+			changedKeys := map[string]bool{}
+			for state := range flink[0] {
+				a, b := flink[0][state], flink[1][state]
+				var onlyA, onlyB, changed int
+				for id, v := range a {
+					if w, ok := b[id]; !ok {
+						onlyA++
+					} else if w != v {
+						changed++
+						changedKeys[state+" "+strings.Fields(id)[0]] = true
+					}
+				}
+				for id := range b {
+					if _, ok := a[id]; !ok {
+						onlyB++
+					}
+				}
+				want[state] = fmt.Sprintf("%d/%d -%d +%d ~%d", len(a), len(b), onlyA, onlyB, changed)
+			}
+			code, d := diffOut(t, filepath.Join(dir, pair[0]), filepath.Join(dir, pair[1]))
+			got := map[string]string{}
+			timers := map[string][5]int64{}
+			for _, o := range d.Operators {
+				for _, s := range o.States {
+					if kind, ok := strings.CutPrefix(s.Name, "_timer_state/"); ok {
+						kind, _, _ = strings.Cut(kind, "_")
+						x := timers[kind+" timers"]
+						timers[kind+" timers"] = [5]int64{x[0] + s.EntriesA, x[1] + s.EntriesB, x[2] + s.OnlyA, x[3] + s.OnlyB, x[4] + s.Changed}
+						continue
+					}
+					got[s.Name] = fmt.Sprintf("%d/%d -%d +%d ~%d", s.EntriesA, s.EntriesB, s.OnlyA, s.OnlyB, s.Changed)
+					for _, e := range s.ChgSam {
+						k, _ := canonical(e.Key)
+						if !changedKeys[s.Name+" "+k] {
+							t.Errorf("state %s: diff shows key %s changed (%s -> %s); Flink read it unchanged", s.Name, k, e.Old, e.New)
+						}
+					}
+				}
+			}
+			for kind, x := range timers {
+				got[kind] = fmt.Sprintf("%d/%d -%d +%d ~%d", x[0], x[1], x[2], x[3], x[4])
+			}
+			for state := range want {
+				if got[state] != want[state] {
+					t.Errorf("state %s: diff counts %q, Flink's readings %q (entries A/B -only A +only B ~changed)", state, got[state], want[state])
+				}
+			}
+			for state := range got {
+				if _, ok := want[state]; !ok {
+					t.Errorf("state %s: in the diff (%s), not in Flink's readings", state, got[state])
+				}
+			}
+			if len(changedKeys) == 0 || code != 2 {
+				t.Errorf("exit %d, %d keys changed by Flink's readings: the pair tests nothing", code, len(changedKeys))
+			}
+		})
+	}
 }
