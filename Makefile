@@ -134,6 +134,10 @@ fixtures:
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans $(UPGRADE_PROGRAMS)
 	FLINK_VERSION=1.20.0 $(ORACLE) kafka-savepoint testdata/flink-1.20/sources
+	# Flink 1.17 (pom-1.17.xml, connector 3.1.0-1.17): operator state proxy version 5, and the legacy
+	# FlinkKafkaConsumer's union state (testdata/flink-1.17/README.md)
+	FLINK_VERSION=1.17.2 $(ORACLE) kafka-savepoint testdata/flink-1.17/sources
+	FLINK_VERSION=1.17.2 $(ORACLE) kafka-legacy-savepoint testdata/flink-1.17/sources
 	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state \
 		native-rocksdb native-types-incremental
 	# 1.20 -> 2.3 upgrade evidence (testdata/flink-1.20/README.md): runnable twins of the catalogue

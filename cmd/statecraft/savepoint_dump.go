@@ -315,7 +315,7 @@ func operatorElements(sp *savepoint.Savepoint, op *metadata.OperatorState, state
 			if state != "" && e.State != state {
 				return nil
 			}
-			return emit(&operatorRecord{State: e.State, Mode: e.Mode, Subtask: idx, Index: e.Index, Key: e.Key, Value: readerSplitValue(e.State, e.Value)})
+			return emit(&operatorRecord{State: e.State, Mode: e.Mode, Subtask: idx, Index: e.Index, Key: e.Key, Value: sourceElementValue(e)})
 		})
 		str.Close()
 		if err != nil {

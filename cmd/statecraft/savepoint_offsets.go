@@ -13,6 +13,7 @@ import (
 
 	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/opstate"
 	"github.com/statecraft/statecraft/statecore/sourcestate"
 )
 
@@ -100,13 +101,21 @@ func runSavepointOffsets(c *cli.Context) error {
 		if err != nil {
 			return withCode(exitFailure, err)
 		}
-		if !sourcestate.IsSource(op) && op.Coordinator == nil {
+		if !sourcestate.IsSource(op) && op.Coordinator == nil && !sourcestate.IsLegacyKafka(op) {
 			return withCode(exitFailure, fmt.Errorf("--operator %s: not a source (no %s state and no coordinator state)", sel, sourcestate.ReaderStateName))
 		}
 		ops = []*metadata.OperatorState{op}
 	}
 	var out []offsetsSource
 	for _, op := range ops {
+		if sourcestate.IsLegacyKafka(op) && !sourcestate.IsSource(op) {
+			offs, err := sourcestate.ReadLegacyKafka(sp, op)
+			if err != nil {
+				return withCode(exitFailure, err)
+			}
+			out = append(out, describeLegacy(op, offs))
+			continue
+		}
 		if !sourcestate.IsSource(op) && (c.String("operator") == "" || op.Coordinator == nil) {
 			continue
 		}
@@ -184,6 +193,24 @@ func describeSource(src *sourcestate.Source) offsetsSource {
 	return o
 }
 
+// describeLegacy lists a FlinkKafkaConsumer's union state: one row per partition, starting where
+// the consumer resumes (the offset after the last one it emitted), the stored value in the note.
+func describeLegacy(op *metadata.OperatorState, offs []sourcestate.LegacyKafkaOffset) offsetsSource {
+	o := offsetsSource{Operator: opLabel(op), UID: op.UID, Hash: op.ID.String(), Name: op.Name, Connector: sourcestate.ConnectorKafkaLegacy, Splits: []offsetsSplit{}}
+	for _, l := range offs {
+		p, stored := l.Partition, l.Offset
+		var resume *int64
+		if stored >= 0 {
+			n := stored + 1
+			resume = &n
+		}
+		o.Splits = append(o.Splits, offsetsSplit{Subtask: l.Subtask, Index: l.Index, Topic: l.Topic, Partition: &p,
+			StartingOffset: resume, Starting: sourcestate.LegacyResumeText(stored), Stopping: "none",
+			Note: "union state " + sourcestate.LegacyKafkaStateName + " holds the last offset emitted: " + sourcestate.LegacyOffsetText(stored)})
+	}
+	return o
+}
+
 // isKafkaLike: some splits decoded as Kafka's, so the ones that did not are worth a note.
 func isKafkaLike(src *sourcestate.Source) bool {
 	for _, s := range src.Splits {
@@ -223,7 +250,7 @@ func offsetsCSV(w io.Writer, out []offsetsSource) error {
 
 func offsetsTable(w io.Writer, out []offsetsSource) error {
 	if len(out) == 0 {
-		_, err := fmt.Fprintln(w, "no source operators (no SourceReaderState) in this savepoint")
+		_, err := fmt.Fprintln(w, "no source operators (no SourceReaderState, no FlinkKafkaConsumer state) in this savepoint")
 		return err
 	}
 	tw := newTable(w, fittable.Column{Header: "operator", Elide: true}, fittable.Column{Header: "name", Elide: true, Drop: 1},
@@ -259,9 +286,20 @@ func offsetsTable(w io.Writer, out []offsetsSource) error {
 	return nil
 }
 
-// readerSplitValue shows a source reader's split (an element of SourceReaderState) decoded when
-// it is a Kafka split, as savepoint offsets does; anything else is left as the dump found it.
-func readerSplitValue(state string, v any) any {
+// sourceElementValue shows a source reader's split (an element of SourceReaderState) decoded
+// when it is a Kafka split, and an element of a legacy FlinkKafkaConsumer's union state decoded
+// (its Kryo bytes are otherwise opaque), as savepoint offsets does; anything else is left as the
+// dump found it.
+func sourceElementValue(e opstate.Element) any {
+	state, v := e.State, e.Value
+	if state == sourcestate.LegacyKafkaStateName {
+		l, err := sourcestate.DecodeLegacyKafkaElement(e.Raw, state)
+		if err != nil {
+			return v
+		}
+		return legacyOffsetValue{Connector: sourcestate.ConnectorKafkaLegacy, Topic: l.Topic, Partition: l.Partition,
+			Offset: l.Offset, Stored: sourcestate.LegacyOffsetText(l.Offset), Starting: sourcestate.LegacyResumeText(l.Offset)}
+	}
 	b, ok := v.([]byte)
 	if state != sourcestate.ReaderStateName || !ok {
 		return v
@@ -289,4 +327,15 @@ type offsetsSplitValue struct {
 	Starting          string `json:"starting"`
 	StoppingOffset    int64  `json:"stoppingOffset"`
 	Stopping          string `json:"stopping"`
+}
+
+// legacyOffsetValue is a decoded FlinkKafkaConsumer union-state element in dump output: the
+// last offset emitted (or a sentinel), and where the consumer resumes.
+type legacyOffsetValue struct {
+	Connector string `json:"connector"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Stored    string `json:"stored"`
+	Starting  string `json:"starting"`
 }

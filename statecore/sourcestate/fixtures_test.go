@@ -92,6 +92,9 @@ func TestKafkaFixtures(t *testing.T) {
 	// Flink 1.20 with its connector (3.4.0-1.20): enumerator state version 2, no offsets in it
 	old, _ := filepath.Glob("../../testdata/flink-1.20/sources/kafka-*.expect.json")
 	dirs = append(dirs, old...)
+	// Flink 1.17 with connector 3.1.0-1.17: operator state proxy version 5 (TestFlink117ProxyVersion)
+	older, _ := filepath.Glob("../../testdata/flink-1.17/sources/kafka-*.expect.json")
+	dirs = append(dirs, older...)
 	if len(dirs) == 0 {
 		t.Fatal("no Kafka source fixtures under testdata/sources")
 	}

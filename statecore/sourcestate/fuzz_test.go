@@ -5,11 +5,13 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/opstate"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 )
 
 // FuzzSourceState feeds bytes to every decoder of the package (reader split element, Kafka
-// split, enumerator state of each version, coordinator frame). None may panic; whatever decodes
+// split, enumerator state of each version, coordinator frame, legacy FlinkKafkaConsumer element). None may panic; whatever decodes
 // must encode to bytes that decode to the same value, and the split and frame encoders must give
 // back the very bytes they read.
 func FuzzSourceState(f *testing.F) {
@@ -33,8 +35,30 @@ func FuzzSourceState(f *testing.F) {
 		f.Add(uint8(3+src.Coordinator.Enum.Version), src.Coordinator.Enum.Payload)
 	}
 	sp.Close()
+	if sp, err = savepoint.Open(legacyFixture); err != nil {
+		f.Fatal(err)
+	}
+	for _, op := range sp.Metadata.Operators {
+		if IsLegacyKafka(op) {
+			for _, st := range op.Subtasks {
+				if oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle); ok && oh.Delegate != nil {
+					str, err := sp.OpenStream(oh.Delegate)
+					if err != nil {
+						f.Fatal(err)
+					}
+					os, err := opstate.Open(str, str.Size(), str.Name, oh)
+					if err != nil {
+						f.Fatal(err)
+					}
+					os.Read(func(e opstate.Element) error { f.Add(uint8(7), e.Raw); return nil })
+					str.Close()
+				}
+			}
+		}
+	}
+	sp.Close()
 	f.Fuzz(func(t *testing.T, kind uint8, b []byte) {
-		switch kind % 7 {
+		switch kind % 8 {
 		case 0:
 			if v, err := ReadVersionedBytes(b, "fuzz"); err == nil && !bytes.Equal(v.Bytes(), b) {
 				t.Fatalf("element re-encoded %x, read %x", v.Bytes(), b)
@@ -52,8 +76,13 @@ func FuzzSourceState(f *testing.F) {
 			if c, err := ReadCoordinator(b, "fuzz"); err == nil && !bytes.Equal(c.Bytes(), b) {
 				t.Fatalf("coordinator re-encoded %x, read %x", c.Bytes(), b)
 			}
+		case 7:
+			// the legacy FlinkKafkaConsumer's union-state element: no panic, and what decodes is sane
+			if o, err := DecodeLegacyKafkaElement(b, "fuzz"); err == nil && (o.Partition < 0 || len(o.Topic) > maxTopic) {
+				t.Fatalf("decoded %+v", o)
+			}
 		default:
-			v := int32(kind%7) - 3
+			v := int32(kind%8) - 3
 			e, err := DecodeKafkaEnum(v, b, "fuzz")
 			if err != nil {
 				return

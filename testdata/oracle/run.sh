@@ -11,10 +11,16 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 flink_version="${FLINK_VERSION:-2.3.0}"
 target="$here/target/flink-$flink_version"
 mkdir -p "$target"
+# An old Flink with its own pom (pom-1.17.xml for 1.17.x) resolves only what its fixtures need,
+# so pom.xml's classpath for 2.3.0 and 1.20.0 stays as it is.
+pom="$here/pom.xml"
+if [ -f "$here/pom-$(echo "$flink_version" | cut -d. -f1,2).xml" ]; then
+  pom="$here/pom-$(echo "$flink_version" | cut -d. -f1,2).xml"
+fi
 exec 9>"$target/.lock"
 flock 9
-if [ ! -s "$target/classpath.txt" ] || [ "$here/pom.xml" -nt "$target/classpath.txt" ]; then
-  mvn -B -q -f "$here/pom.xml" -Dflink.version="$flink_version" dependency:resolve dependency:build-classpath \
+if [ ! -s "$target/classpath.txt" ] || [ "$pom" -nt "$target/classpath.txt" ]; then
+  mvn -B -q -f "$pom" -Dflink.version="$flink_version" dependency:resolve dependency:build-classpath \
     -Dmdep.outputFile="$target/classpath.txt" >&2
 fi
 cp="$(cat "$target/classpath.txt")"
