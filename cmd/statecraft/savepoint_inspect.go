@@ -16,6 +16,7 @@ import (
 	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
+	"github.com/statecraft/statecraft/statecore/sourcestate"
 	"github.com/urfave/cli/v2"
 )
 
@@ -47,6 +48,8 @@ type inspectOperator struct {
 	StateError string         `json:"stateError,omitempty"`
 	// Subtasks lists each subtask record's handles (only with --subtasks).
 	Subtasks []inspectSubtask `json:"subtasks,omitempty"`
+	// Source is a source operator's splits and enumerator, decoded as savepoint offsets does.
+	Source *offsetsSource `json:"source,omitempty"`
 }
 
 type inspectOutput struct {
@@ -195,7 +198,26 @@ func inspect(sp *savepoint.Savepoint) *inspectOutput {
 		addKeyedStates(sp, out.Operators)
 	}
 	checkStateFiles(sp, out.Operators)
+	if readable == nil {
+		addSources(sp, out.Operators)
+	}
 	return out
+}
+
+// addSources decodes the state of every source operator (splits, enumerator) as savepoint
+// offsets does; one that cannot be read becomes the operator's state error, unless it has one.
+func addSources(sp *savepoint.Savepoint, rows []inspectOperator) {
+	for i, op := range sp.Metadata.Operators {
+		if !sourcestate.IsSource(op) && !sourcestate.IsLegacyKafka(op) || rows[i].StateError != "" {
+			continue
+		}
+		o, err := readOffsets(sp, op)
+		if err != nil {
+			rows[i].StateError = err.Error()
+			continue
+		}
+		rows[i].Source = &o
+	}
 }
 
 // checkStateFiles opens every state file the operators' subtasks point at (each distinct file
@@ -509,7 +531,20 @@ func writeInspectText(w io.Writer, out *inspectOutput) error {
 			fmt.Fprintf(tw, "%s\t(error: %s)\t\t\t\t\n", who, op.StateError)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var sources []offsetsSource
+	for _, op := range out.Operators {
+		if op.Source != nil {
+			sources = append(sources, *op.Source)
+		}
+	}
+	if len(sources) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nsources:")
+	return offsetsTable(w, sources)
 }
 
 // inspectColumns says how the savepoint_metadata table gives way on a narrow terminal: Flink's

@@ -14,6 +14,7 @@ import (
 	"github.com/statecraft/statecraft/internal/fittable"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/opstate"
+	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/statecore/sourcestate"
 )
 
@@ -108,22 +109,14 @@ func runSavepointOffsets(c *cli.Context) error {
 	}
 	var out []offsetsSource
 	for _, op := range ops {
-		if sourcestate.IsLegacyKafka(op) && !sourcestate.IsSource(op) {
-			offs, err := sourcestate.ReadLegacyKafka(sp, op)
-			if err != nil {
-				return withCode(exitFailure, err)
-			}
-			out = append(out, describeLegacy(op, offs))
+		if !sourcestate.IsSource(op) && !sourcestate.IsLegacyKafka(op) && (c.String("operator") == "" || op.Coordinator == nil) {
 			continue
 		}
-		if !sourcestate.IsSource(op) && (c.String("operator") == "" || op.Coordinator == nil) {
-			continue
-		}
-		src, err := sourcestate.Read(sp, op)
+		o, err := readOffsets(sp, op)
 		if err != nil {
 			return withCode(exitFailure, err)
 		}
-		out = append(out, describeSource(src))
+		out = append(out, o)
 	}
 	w := c.App.Writer
 	switch {
@@ -141,6 +134,23 @@ func runSavepointOffsets(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	return nil
+}
+
+// readOffsets reads the source state of op: a legacy FlinkKafkaConsumer's union state, or a
+// FLIP-27 source's splits and enumerator.
+func readOffsets(sp *savepoint.Savepoint, op *metadata.OperatorState) (offsetsSource, error) {
+	if sourcestate.IsLegacyKafka(op) && !sourcestate.IsSource(op) {
+		offs, err := sourcestate.ReadLegacyKafka(sp, op)
+		if err != nil {
+			return offsetsSource{}, err
+		}
+		return describeLegacy(op, offs), nil
+	}
+	src, err := sourcestate.Read(sp, op)
+	if err != nil {
+		return offsetsSource{}, err
+	}
+	return describeSource(src), nil
 }
 
 func describeSource(src *sourcestate.Source) offsetsSource {

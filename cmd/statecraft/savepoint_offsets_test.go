@@ -257,3 +257,46 @@ func TestSavepointOffsetsFlink117(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectShowsSources: savepoint inspect decodes every source's splits (in --json and in a
+// sources section of the table) to where each partition resumes, as the job read.
+func TestInspectShowsSources(t *testing.T) {
+	for _, dir := range []string{kafkaFixture, "../../testdata/flink-1.20/sources/kafka-datastream",
+		"../../testdata/flink-1.17/sources/kafka-datastream", "../../testdata/flink-1.17/sources/flink-kafka-consumer"} {
+		t.Run(strings.TrimPrefix(dir, "../../testdata/"), func(t *testing.T) {
+			want := kafkaReadFrom(t, dir)
+			code, out, errs := runCLI("savepoint", "inspect", dir, "--json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			var doc struct {
+				Operators []struct {
+					Source *offsetsSource `json:"source"`
+				} `json:"operators"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int64{}
+			n := 0
+			for _, op := range doc.Operators {
+				if op.Source == nil {
+					continue
+				}
+				n++
+				for _, s := range op.Source.Splits {
+					if s.Partition != nil && s.StartingOffset != nil {
+						got[fmt.Sprintf("%s:%d", s.Topic, *s.Partition)] = *s.StartingOffset
+					}
+				}
+			}
+			if n != 1 || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%d sources, starting offsets %v; the job read up to %v", n, got, want)
+			}
+			code, out, errs = runCLI("savepoint", "inspect", dir, "--wide")
+			if code != 0 || !strings.Contains(out, "\nsources:\n") || !strings.Contains(out, "orders") {
+				t.Errorf("table: exit %d %s\n%s", code, errs, out)
+			}
+		})
+	}
+}
