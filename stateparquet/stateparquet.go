@@ -84,20 +84,10 @@ func NewWriter(out io.Writer, key *serializer.Snapshot, sd *keyed.StateDecoder) 
 	} else {
 		add("key", serializer.ShapeOf(key), func(r *keyed.Record) any { return r.Key })
 		add("namespace", serializer.ShapeOf(m.Serializer(keyed.SerNamespace)), func(r *keyed.Record) any { return r.Namespace })
-		vs := m.Serializer(keyed.SerValue)
-		switch sd.Kind {
-		case "list":
-			if el, ok := serializer.ListElement(vs); ok {
-				vs = el
-			}
-		case "map":
-			uk, uv, ok := serializer.MapKeyValue(vs)
-			if ok {
-				vs = uv
-			}
+		uk, vs, _, _ := m.EntrySerializers()
+		if sd.Kind == "map" {
 			add("userKey", serializer.ShapeOf(uk), func(r *keyed.Record) any { return r.UserKey })
 		}
-		vs = serializer.UnwrapTTL(vs)
 		vsh := serializer.ShapeOf(vs)
 		if sd.Kind == "list" {
 			vsh = &serializer.Shape{Kind: serializer.ShapeList, Elem: vsh}

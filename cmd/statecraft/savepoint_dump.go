@@ -576,35 +576,14 @@ func keyedStatesForInspect(sp *savepoint.Savepoint, op *metadata.OperatorState) 
 			if sd.Kind == "timer" {
 				st.Kind = "timer:" + sd.TimerKind
 			} else {
-				st.ValueType = serializer.JavaType(stateValueSnapshot(m, sd))
-				if sd.Kind == "map" {
-					if ms := m.Serializer(keyed.SerValue); ms != nil && len(ms.Nested) == 2 {
-						st.UserKeyType = serializer.JavaType(ms.Nested[0])
-					}
+				uk, vs, isMap, _ := m.EntrySerializers()
+				st.ValueType = serializer.JavaType(vs)
+				if isMap {
+					st.UserKeyType = serializer.JavaType(uk)
 				}
 			}
 			out = append(out, st)
 		}
 	}
 	return out, "", nil
-}
-
-// stateValueSnapshot is the snapshot of what a state holds per entry: the value, the list
-// element or the map's user value, without the TTL wrapper.
-func stateValueSnapshot(m *keyed.StateMeta, sd *keyed.StateDecoder) *serializer.Snapshot {
-	s := m.Serializer(keyed.SerValue)
-	if s == nil {
-		return nil
-	}
-	switch sd.Kind {
-	case "list":
-		if len(s.Nested) == 1 {
-			s = s.Nested[0]
-		}
-	case "map":
-		if len(s.Nested) == 2 {
-			s = s.Nested[1]
-		}
-	}
-	return serializer.UnwrapTTL(s)
 }

@@ -129,22 +129,13 @@ func NewDecoder(h *Header, name string, maxParallelism int) *Decoder {
 		sd.Namespace = serializer.NewCodec(m.Serializer(SerNamespace))
 		// Codecs are built from the nested snapshots (not from the list or map codec), so that an
 		// undecodable element or value stays opaque alone while keys and TTL timestamps decode.
-		vs := m.Serializer(SerValue)
-		switch sd.Kind {
-		case "list":
-			if el, ok := serializer.ListElement(vs); ok {
-				vs = el
-			}
-		case "map":
-			if uk, uv, ok := serializer.MapKeyValue(vs); ok {
-				sd.UserKey, vs = serializer.NewCodec(uk), uv
-			} else {
-				sd.UserKey = serializer.OpaqueCodec("map user key of " + m.Name)
-			}
+		uk, vs, isMap, ttl := m.EntrySerializers()
+		if isMap {
+			sd.UserKey = serializer.NewCodec(uk)
+		} else if sd.Kind == "map" {
+			sd.UserKey = serializer.OpaqueCodec("map user key of " + m.Name)
 		}
-		if in := serializer.UnwrapTTL(vs); in != vs {
-			sd.TTL, vs = true, in
-		}
+		sd.TTL = ttl
 		sd.Value = serializer.NewCodec(vs)
 		sd.ambiguous = d.Key.FixedLen() < 0 && sd.Namespace.FixedLen() < 0
 		d.States = append(d.States, sd)

@@ -66,27 +66,19 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 			}
 			continue
 		}
-		vs := m.Serializer(SerValue)
 		if se.ns, se.err = serializer.NewEncoder(m.Serializer(SerNamespace)); se.err != nil {
 			continue
 		}
-		switch sd.Kind {
-		case "list":
-			if el, ok := serializer.ListElement(vs); ok {
-				vs = el
-			}
-		case "map":
-			uk, uv, ok := serializer.MapKeyValue(vs)
-			if !ok {
+		uk, vs, isMap, _ := m.EntrySerializers()
+		if sd.Kind == "map" {
+			if !isMap {
 				se.err = fmt.Errorf("map state %q: no map serializer", m.Name)
 				continue
 			}
 			if se.uk, se.err = serializer.NewEncoder(uk); se.err != nil {
 				continue
 			}
-			vs = uv
 		}
-		vs = serializer.UnwrapTTL(vs)
 		if vs == nil {
 			se.err = fmt.Errorf("state %q: no value serializer", m.Name)
 			continue

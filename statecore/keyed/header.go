@@ -220,6 +220,30 @@ func (m *StateMeta) StateKind() string {
 	return "unknown:" + m.Option(OptKeyedStateType)
 }
 
+// EntrySerializers unwraps the value serializer snapshot of a state that is not a timer state
+// into the snapshots of what one entry holds: the map user key (map state only; isMap false, and
+// value the whole snapshot, when a map state's snapshot is not a map serializer's), and the value
+// (list state: one element), its TTL wrapper removed (ttl true when there was one). value is nil
+// without a value serializer.
+// The decoder, the encoder and the Parquet export all read entries through it.
+func (m *StateMeta) EntrySerializers() (userKey, value *serializer.Snapshot, isMap, ttl bool) {
+	value = m.Serializer(SerValue)
+	switch m.StateKind() {
+	case "list":
+		if el, ok := serializer.ListElement(value); ok {
+			value = el
+		}
+	case "map":
+		if uk, uv, ok := serializer.MapKeyValue(value); ok {
+			userKey, value, isMap = uk, uv, true
+		}
+	}
+	if in := serializer.UnwrapTTL(value); in != value {
+		value, ttl = in, true
+	}
+	return userKey, value, isMap, ttl
+}
+
 // Encode writes the header: the inverse of ReadHeader. Serializer snapshots are copied from Raw
 // (the header they were read from), so a header whose states were renamed, dropped, reordered
 // or whose compression flag changed can be written without re-encoding any snapshot.
