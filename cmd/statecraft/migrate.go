@@ -283,14 +283,24 @@ func runMigrateRescale(c *cli.Context) error {
 	if c.Int("parallelism") < 0 || c.Int("parallelism") > c.Int("max-parallelism") || (c.IsSet("parallelism") && c.Int("parallelism") == 0) {
 		return withCode(exitFailure, fmt.Errorf("--parallelism %d: want 1..%d (the max parallelism)", c.Int("parallelism"), c.Int("max-parallelism")))
 	}
+	if step.Operators, err = operatorSelectors(c); err != nil {
+		return err
+	}
+	return runMigration(c, src, dst, []migrate.Step{step})
+}
+
+// operatorSelectors parses the repeatable --operator flag of the migrations that default to
+// every keyed operator (nil without it).
+func operatorSelectors(c *cli.Context) ([]migrate.Selector, error) {
+	var out []migrate.Selector
 	for _, o := range c.StringSlice("operator") {
 		sel, err := migrate.ParseSelector(o)
 		if err != nil {
-			return withCode(exitFailure, err)
+			return nil, withCode(exitFailure, err)
 		}
-		step.Operators = append(step.Operators, sel)
+		out = append(out, sel)
 	}
-	return runMigration(c, src, dst, []migrate.Step{step})
+	return out, nil
 }
 
 func migrateArgs(c *cli.Context, cmd string) (string, string, error) {

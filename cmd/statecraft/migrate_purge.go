@@ -45,12 +45,8 @@ func runMigratePurge(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	step := &migrate.PurgeExpired{TTL: t, At: at, States: c.StringSlice("state")}
-	for _, o := range c.StringSlice("operator") {
-		sel, err := migrate.ParseSelector(o)
-		if err != nil {
-			return withCode(exitFailure, err)
-		}
-		step.Operators = append(step.Operators, sel)
+	if step.Operators, err = operatorSelectors(c); err != nil {
+		return err
 	}
 	return runMigration(c, src, dst, []migrate.Step{step})
 }
