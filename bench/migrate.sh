@@ -4,19 +4,14 @@
 #
 #   bench/migrate.sh [KEYS] [RUNS]        defaults: 500000 keys (4,000,000 entries), 3 runs
 #
-# The savepoint is grown from the Flink-made fixture testdata/savepoints/keyed-hashmap: its
-# keyed-state header and every state's entry bytes are Flink's, replicated under KEYS Integer
-# keys placed in the key groups Flink computes (migrate.growSavepoint). No oracle job writes a
-# savepoint this large, so it is not itself Flink-made.
+# The savepoint is grown from the Flink-made fixture testdata/savepoints/keyed-hashmap
+# (grow_savepoint in bench/lib.sh).
 set -euo pipefail
 keys="${1:-500000}"
 runs="${2:-3}"
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-
-(cd "$root" && go build -o "$work/statecraft" ./cmd/statecraft)
-(cd "$root" && STATECRAFT_BENCH_OUT="$work/src" STATECRAFT_BENCH_KEYS="$keys" go test -count=1 -run '^TestGrowSavepoint$' ./migrate >/dev/null)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_setup
+grow_savepoint "$keys" "$work/src"
 size=$(du -sb "$work/src" | cut -f1)
 
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
