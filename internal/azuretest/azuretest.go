@@ -1,6 +1,6 @@
 // Package azuretest runs a real Azure Blob emulator for tests: Azurite's blob service (npm
 // package azurite, installed by .ci/run into ~/.cache/statecraft/azurite) on a free loopback
-// port, in memory, with SharedKey authentication for its well-known development account.
+// port, in memory (or, for a test that kills it, on disk), with SharedKey authentication for its well-known development account.
 //
 // One server serves a whole test binary: the first Require starts it, Stop (from TestMain) stops it after the
 // tests ran. Outside make check a missing Azurite skips the test saying so; inside it
@@ -34,6 +34,7 @@ const install = "install it with npm install --prefix ~/.cache/statecraft/azurit
 // Server is a running Azurite blob service.
 type Server struct {
 	*emulator.Process
+	bin, dir string
 }
 
 var (
@@ -76,22 +77,45 @@ func Require(t testing.TB) *Server {
 }
 
 // Own starts a server for t alone (a test that kills it must not take the shared one down),
-// points the environment at it for the rest of t and stops it when t ends.
+// keeping its blobs and its metadata database in a directory so that they outlive a Kill and
+// Restart, points the environment at it for the rest of t (requests tried at most twice, so that
+// a dead server fails a run at once) and stops it when t ends. Azurite writes its metadata
+// database every 5 s and when it stops, so a Kill loses what came after the last save: Persist
+// first makes everything written so far survive one.
 func Own(t testing.TB) *Server {
 	t.Helper()
 	bin, ok := Binary()
 	if !ok {
 		emulator.Missing(t, "Azurite", install)
 	}
-	s, err := Start(bin)
+	s, err := start(bin, t.TempDir(), 0)
 	if err != nil {
 		t.Fatalf("azuretest: %v", err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { s.Stop() })
 	for k, v := range s.Env() {
 		t.Setenv(k, v)
 	}
+	t.Setenv("STATECRAFT_MAX_ATTEMPTS", "2")
 	return s
+}
+
+// Restart starts a stopped or killed server of Own again on the same port and directory.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	n, err := start(s.bin, s.dir, s.Port)
+	if err != nil {
+		t.Fatalf("azuretest: restart: %v", err)
+	}
+	*s = *n
+}
+
+// Persist stops a server of Own (Azurite saves its metadata database when it stops) and starts
+// it again, so that every object written so far outlives a later Kill.
+func (s *Server) Persist(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	s.Restart(t)
 }
 
 // Stop stops the shared server, if one was started; call it from TestMain after m.Run.
@@ -102,15 +126,30 @@ func Stop() {
 }
 
 // Start runs Azurite's blob service in memory on a free loopback port.
-func Start(bin string) (*Server, error) {
-	p, err := emulator.Start("Azurite", func(port int) []string {
-		return []string{bin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
-			"--inMemoryPersistence", "--silent", "--skipApiVersionCheck", "--disableTelemetry"}
-	}, "/")
+func Start(bin string) (*Server, error) { return start(bin, "", 0) }
+
+// start runs Azurite's blob service on port (a free one if 0), in memory, or with its blobs and
+// metadata database under dir.
+func start(bin, dir string, port int) (*Server, error) {
+	argv := func(port int) []string {
+		store := []string{"--inMemoryPersistence"}
+		if dir != "" {
+			store = []string{"--location", dir}
+		}
+		return append([]string{bin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
+			"--silent", "--skipApiVersionCheck", "--disableTelemetry"}, store...)
+	}
+	var p *emulator.Process
+	var err error
+	if port == 0 {
+		p, err = emulator.Start("Azurite", argv, "/")
+	} else {
+		p, err = emulator.StartOn("Azurite", port, argv, "/")
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &Server{p}, nil
+	return &Server{Process: p, bin: bin, dir: dir}, nil
 }
 
 // ConnectionString is the connection string of the development account on this server,

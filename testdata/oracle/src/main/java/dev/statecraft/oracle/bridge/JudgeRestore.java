@@ -45,12 +45,16 @@ public final class JudgeRestore {
         return outcome[0].equals("RESTORED") ? 0 : 1;
     }
 
+    static String[] judge(Path plan, Path sp, JsonNode spec) throws Exception {
+        return judge(plan, sp.toString(), spec);
+    }
+
     /**
-     * Restores PLAN from SP and feeds the spec's rows: {RESTORED, why} when the sink reached the
-     * spec's final rows, {REFUSED, Flink's message} when the submission or the job failed,
+     * Restores PLAN from SP (a local directory, or a URI of a file system Flink has, e.g. s3://)
+     * and feeds the spec's rows: {RESTORED, why} when the sink reached the spec's final rows, {REFUSED, Flink's message} when the submission or the job failed,
      * {REJECTED, what differs} when the job ran but the rows are not the spec's.
      */
-    static String[] judge(Path plan, Path sp, JsonNode spec) throws Exception {
+    public static String[] judge(Path plan, String sp, JsonNode spec) throws Exception {
         String sink = spec.path("sink").asText("counts");
         List<Script.Step> steps = new ArrayList<>();
         for (JsonNode row : spec.get("input")) {
@@ -73,7 +77,7 @@ public final class JudgeRestore {
         Configuration conf = new Configuration();
         conf.set(CoreOptions.DEFAULT_PARALLELISM, 2);
         conf.setString("state.backend.type", "hashmap");
-        conf.setString("execution.state-recovery.path", new File(sp.toString()).toURI().toString());
+        conf.setString("execution.state-recovery.path", sp.contains("://") ? sp : new File(sp).toURI().toString());
         conf.setString("execution.state-recovery.ignore-unclaimed-state", "false");
         TableEnvironment tEnv = TableEnvironment.create(
                 EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());

@@ -17,6 +17,7 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
@@ -62,8 +63,11 @@ public final class SqlSavepoint {
     static final int ROWS = 60;
     static final int PARALLELISM = 2;
 
+    /** The fixture's name (testdata/savepoints/sql-group-aggregate), also savepoints-s3's. */
+    public static final String FIXTURE = "sql-group-aggregate";
+
     static final PlanCatalog.Program PROGRAM = new PlanCatalog.Program(
-            "sql-group-aggregate",
+            FIXTURE,
             "Group aggregate executed from its compiled plan and stopped with a canonical savepoint.",
             List.of(
                     "CREATE TABLE src (\n  k BIGINT,\n  v BIGINT\n) WITH ('connector' = 'statecraft-source',"
@@ -93,35 +97,12 @@ public final class SqlSavepoint {
         PlanCatalog.compile(PROGRAM).writeToFile(planFile.toFile());
         Files.writeString(outDir.resolve(name + ".sql"), PROGRAM.sqlText(), StandardCharsets.UTF_8);
 
-        // k = 1..20, three rows each; v = row number, so every key's sum differs.
-        List<Script.Step> steps = new ArrayList<>();
-        Map<Long, long[]> want = new TreeMap<>();
-        for (long i = 0; i < ROWS; i++) {
-            long k = i % KEYS + 1;
-            steps.add(Script.Step.emit("src", "+I", List.of(k, i)));
-            long[] cs = want.computeIfAbsent(k, x -> new long[2]);
-            cs[0]++;
-            cs[1] += i;
-        }
-        Script.install(steps, 0);
-
+        Map<Long, long[]> want = installScript();
         Configuration conf = new Configuration();
-        conf.set(CoreOptions.DEFAULT_PARALLELISM, PARALLELISM);
         conf.setString("state.backend.type", "hashmap");
-        TableEnvironment tEnv = TableEnvironment.create(
-                EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());
-        TableResult result = tEnv.loadPlan(PlanReference.fromFile(planFile.toFile())).execute();
-        JobClient client = result.getJobClient().orElseThrow();
-
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (!allCounted(want)) {
-            if (System.currentTimeMillis() > deadline) {
-                client.cancel();
-                System.err.println("sql-savepoint: the sink did not see every key's final count in 60 s: "
-                        + Script.output());
-                return 1;
-            }
-            Thread.sleep(100);
+        JobClient client = runCounted(planFile, conf, want);
+        if (client == null) {
+            return 1;
         }
 
         SavepointDirs.stopInto(client, spDir, "sql-savepoint");
@@ -170,6 +151,75 @@ public final class SqlSavepoint {
         Json.write(outDir.resolve(name + ".expect.json"), expect);
         System.err.println("sql-savepoint: wrote " + outDir.resolve(name + ".expect.json"));
         return 0;
+    }
+
+    /**
+     * The group aggregate stopped with a savepoint that Flink writes to target (a URI of any file
+     * system Flink has, e.g. s3:// once FileSystem.initialize pointed it at a server), its state in
+     * files beside _metadata (inline threshold 0), checkpoint storage under checkpointDir. Same
+     * program and rows as the committed fixture, so its expect.json describes the state. Returns
+     * the savepoint's location, or null (reason on stderr) when the sink never saw every count.
+     */
+    public static String toSavepoint(String checkpointDir, String target) throws Exception {
+        Path planFile = Files.createTempFile("sql-savepoint", ".plan.json");
+        try {
+            Files.delete(planFile);
+            PlanCatalog.compile(PROGRAM).writeToFile(planFile.toFile());
+            Map<Long, long[]> want = installScript();
+            Configuration conf = new Configuration();
+            conf.setString("state.backend.type", "hashmap");
+            conf.setString("execution.checkpointing.storage", "filesystem");
+            conf.setString("execution.checkpointing.dir", checkpointDir);
+            conf.setString("execution.checkpointing.data-inline-threshold", "0b");
+            JobClient client = runCounted(planFile, conf, want);
+            if (client == null) {
+                return null;
+            }
+            try {
+                return client.stopWithSavepoint(false, target, SavepointFormatType.CANONICAL).get();
+            } finally {
+                client.getJobExecutionResult().handle((r, e) -> null).get();
+            }
+        } finally {
+            Files.deleteIfExists(planFile);
+        }
+    }
+
+    /** Installs the scripted rows (k = 1..20, three rows each; v = row number, so every key's sum
+     *  differs) and returns each key's final {count, sum}. */
+    private static Map<Long, long[]> installScript() {
+        List<Script.Step> steps = new ArrayList<>();
+        Map<Long, long[]> want = new TreeMap<>();
+        for (long i = 0; i < ROWS; i++) {
+            long k = i % KEYS + 1;
+            steps.add(Script.Step.emit("src", "+I", List.of(k, i)));
+            long[] cs = want.computeIfAbsent(k, x -> new long[2]);
+            cs[0]++;
+            cs[1] += i;
+        }
+        Script.install(steps, 0);
+        return want;
+    }
+
+    /** Executes planFile (parallelism 2, conf) and returns the job once the sink has seen every
+     *  key's final count, or null after cancelling it when that takes over 60 s. */
+    private static JobClient runCounted(Path planFile, Configuration conf, Map<Long, long[]> want) throws Exception {
+        conf.set(CoreOptions.DEFAULT_PARALLELISM, PARALLELISM);
+        TableEnvironment tEnv = TableEnvironment.create(
+                EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());
+        TableResult result = tEnv.loadPlan(PlanReference.fromFile(planFile.toFile())).execute();
+        JobClient client = result.getJobClient().orElseThrow();
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (!allCounted(want)) {
+            if (System.currentTimeMillis() > deadline) {
+                client.cancel();
+                System.err.println("sql-savepoint: the sink did not see every key's final count in 60 s: "
+                        + Script.output());
+                return null;
+            }
+            Thread.sleep(100);
+        }
+        return client;
     }
 
     /** True once the last row the sink saw for every key carries that key's final count and sum. */

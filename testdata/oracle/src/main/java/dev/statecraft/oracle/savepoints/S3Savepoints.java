@@ -5,6 +5,8 @@ import java.util.List;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.FileSystem;
 
+import dev.statecraft.oracle.plans.SqlSavepoint;
+
 /**
  * {@code savepoints-s3 ENDPOINT ACCESS_KEY SECRET_KEY s3://BUCKET/PREFIX FIXTURE[:entropy]...}:
  * runs each named fixture job (see SavepointJobs.FIXTURES; same job, records and settings, so
@@ -14,7 +16,8 @@ import org.apache.flink.core.fs.FileSystem;
  * ({@code s3.entropy.key=_entropy_}, 4 characters) and the target is
  * s3://BUCKET/PREFIX/_entropy_/FIXTURE: _metadata lands under the path without the key, the
  * state files under random prefixes that _metadata names by absolute s3:// paths. Prints
- * "FIXTURE\tLOCATION" per savepoint. Exit 0 = written, 1 = failed, 2 = usage.
+ * "FIXTURE\tLOCATION" per savepoint. FIXTURE sql-group-aggregate is sql-savepoint's SQL job
+ * (group aggregate executed from its compiled plan; its state in files beside _metadata). Exit 0 = written, 1 = failed, 2 = usage.
  */
 public final class S3Savepoints {
     private S3Savepoints() {}
@@ -30,6 +33,16 @@ public final class S3Savepoints {
         for (String spec : List.of(args).subList(4, args.length)) {
             boolean entropy = spec.endsWith(":entropy");
             String name = entropy ? spec.substring(0, spec.length() - ":entropy".length()) : spec;
+            if (name.equals(SqlSavepoint.FIXTURE) && !entropy) {
+                initialize(args[0], args[1], args[2], false);
+                String dir = base + "/" + name;
+                String location = SqlSavepoint.toSavepoint(dir + "-checkpoints", dir);
+                if (location == null) {
+                    return 1;
+                }
+                System.out.println(name + "\t" + location);
+                continue;
+            }
             SavepointJobs.Fixture f = SavepointJobs.FIXTURES.stream().filter(x -> x.name().equals(name)).findFirst().orElse(null);
             if (f == null || f.restoredFrom() > 0) {
                 System.err.println("savepoints-s3: " + name + ": not a fixture written in one run (see SavepointJobs.FIXTURES)");
