@@ -7,10 +7,22 @@ import (
 	"sync"
 )
 
-// blockReader reads an object with ranged GETs (fetch) through a one-block cache, for every
-// object store. The first read of a place fetches a small block (a header is all inspect wants
-// of a state file); reads that go on where the last block ended double the block, up to
+// blockReader reads an object with ranged GETs (fetch) through a small cache of blocks, for
+// every object store. The first read of a place fetches a small block (a header is all inspect
+// wants of a state file); reads that go on where a block ended double that block, up to
 // maxBlock, so a streamed state file costs few requests and bounded memory.
+//
+// The cache holds one block per stream, up to maxStreams streams, because migrations read one
+// object from several places at once (parallel rescale tasks each walk their key groups, and a
+// block feeding two new key groups is read twice, close together). With a single block every
+// read of one task threw away the block of another, so each read started over at the small first
+// block: a rescale of a 57 MB savepoint on S3 sent 750 GETs and read 142 MB where 2 passes needed
+// 116 MB. A read that continues no stream replaces the least recently used one.
+//
+//	streams: [ buf @ bufOff, next ] x maxStreams     (LRU by last use)
+//	read(off):  inside a buf  -> copy
+//	            == end of buf -> fetch min(2*next, maxBlock) there (the stream goes on)
+//	            else          -> LRU stream fetches FirstReadBlock at off
 type blockReader struct {
 	where string // the object's URL, for errors
 	size  int64
@@ -18,11 +30,22 @@ type blockReader struct {
 	// fetch returns exactly the n bytes at off (off+n <= size).
 	fetch func(off, n int64) ([]byte, error)
 
-	mu     sync.Mutex
+	mu      sync.Mutex
+	streams []*readStream
+	clock   int64
+}
+
+// readStream is one sequential reader's block: buf holds the object's bytes at bufOff, next is
+// the size of the last fetch (the next one doubles it), used the clock of its last use.
+type readStream struct {
 	buf    []byte
 	bufOff int64
 	next   int
+	used   int64
 }
+
+// maxStreams bounds the blocks an open object keeps (memory: maxStreams * maxBlock at most).
+const maxStreams = 4
 
 // FirstReadBlock is what the first read at a place in an object fetches; a variable so that a
 // test can make it smaller than a state file and show that a command reads only a header.
@@ -37,7 +60,14 @@ const (
 
 func (r *blockReader) Size() int64  { return r.size }
 func (r *blockReader) ETag() string { return r.etag }
-func (r *blockReader) Close() error { return nil }
+
+// Close lets the cached blocks go (an object may stay referenced after it is closed).
+func (r *blockReader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.streams = nil
+	return nil
+}
 
 func (r *blockReader) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
@@ -50,26 +80,55 @@ func (r *blockReader) ReadAt(p []byte, off int64) (int, error) {
 		if off >= r.size {
 			return n, io.EOF
 		}
-		if off >= r.bufOff && off < r.bufOff+int64(len(r.buf)) {
-			c := copy(p[n:], r.buf[off-r.bufOff:])
+		r.clock++
+		st, grow := r.stream(off)
+		if st.buf != nil && off >= st.bufOff && off < st.bufOff+int64(len(st.buf)) {
+			c := copy(p[n:], st.buf[off-st.bufOff:])
+			st.used = r.clock
 			n += c
 			off += int64(c)
 			continue
 		}
 		block := FirstReadBlock
-		if off == r.bufOff+int64(len(r.buf)) && r.next > 0 {
-			block = min(r.next*2, maxBlock)
+		if grow {
+			block = min(st.next*2, maxBlock)
 		}
-		r.next = block
 		want := max(int64(len(p)-n), int64(block))
 		want = min(want, r.size-off)
 		buf, err := r.fetch(off, want)
 		if err != nil {
 			return n, err
 		}
-		r.buf, r.bufOff = buf, off
+		st.buf, st.bufOff, st.next, st.used = buf, off, block, r.clock
 	}
 	return n, nil
+}
+
+// stream returns the stream whose block holds off, or else the one whose block ends at off
+// (grow: its next fetch doubles), or else a new or the least recently used stream.
+func (r *blockReader) stream(off int64) (st *readStream, grow bool) {
+	for _, s := range r.streams {
+		if off >= s.bufOff && off < s.bufOff+int64(len(s.buf)) {
+			return s, false
+		}
+	}
+	for _, s := range r.streams {
+		if s.next > 0 && off == s.bufOff+int64(len(s.buf)) {
+			return s, true
+		}
+	}
+	if len(r.streams) < maxStreams {
+		s := &readStream{}
+		r.streams = append(r.streams, s)
+		return s, false
+	}
+	lru := r.streams[0]
+	for _, s := range r.streams[1:] {
+		if s.used < lru.used {
+			lru = s
+		}
+	}
+	return lru, false
 }
 
 // readBody reads exactly n bytes from the body get opens, opening it again (at most
