@@ -57,39 +57,48 @@ func TestSavepointCommandsOnS3(t *testing.T) {
 	for dir := range savepointFixtures(t) {
 		name := filepath.Base(dir)
 		url := "s3://" + bucket + "/sp/" + name
-		abs, _ := filepath.Abs(dir)
 		size := uploadDir(t, dir, url)
-		same := func(args ...string) {
-			t.Helper()
-			local := make([]string, len(args))
-			for i, a := range args {
-				local[i] = strings.ReplaceAll(a, "SP", abs)
-				args[i] = strings.ReplaceAll(a, "SP", url)
-			}
-			before := storage.Transferred(storage.S3)
-			code, out, errs := runCLI(args...)
-			read := storage.Transferred(storage.S3).Read - before.Read
-			lcode, lout, lerrs := runCLI(local...)
-			out, errs = strings.ReplaceAll(out, url, abs), strings.ReplaceAll(errs, url, abs)
-			if code != lcode || out != lout || errs != lerrs {
-				t.Errorf("%s: %v: exit %d, local exit %d\ns3 stdout:\n%s\nlocal stdout:\n%s\ns3 stderr: %s\nlocal stderr: %s", name, args, code, lcode, out, lout, errs, lerrs)
-			}
-			if args[1] == "inspect" && read > size {
-				t.Errorf("%s: inspect read %d bytes of a %d-byte savepoint", name, read, size)
-			}
-		}
-		same("savepoint", "inspect", "SP", "--json")
-		same("savepoint", "inspect", "SP/_metadata", "--subtasks")
+		sameOnStore(t, storage.S3, dir, url, size, "savepoint", "inspect", "SP", "--json")
+		sameOnStore(t, storage.S3, dir, url, size, "savepoint", "inspect", "SP/_metadata", "--subtasks")
 		if name == "keyed-hashmap" {
-			same("savepoint", "dump", "SP", "--operator", "uid:int-keyed")
+			sameOnStore(t, storage.S3, dir, url, size, "savepoint", "dump", "SP", "--operator", "uid:int-keyed")
 		}
 		if plan := dir + ".plan.json"; fileExists(plan) {
-			same("savepoint", "check", "SP", "--plan", plan)
+			sameOnStore(t, storage.S3, dir, url, size, "savepoint", "check", "SP", "--plan", plan)
 		}
 	}
+	refusesBroken(t, "s3://"+bucket, "HeadObject ")
+}
 
-	// A missing savepoint, and one whose state file is gone, each give one error naming it.
-	broken := "s3://" + bucket + "/broken"
+// sameOnStore runs a command (SP in args stands for the savepoint) on the copy of dir at url,
+// a store of kind, and on dir itself: both must succeed and print the same, the location aside,
+// and inspect must read no more than the savepoint's size bytes from the store.
+func sameOnStore(t *testing.T, kind storage.Kind, dir, url string, size int64, args ...string) {
+	t.Helper()
+	abs, _ := filepath.Abs(dir)
+	local := make([]string, len(args))
+	for i, a := range args {
+		local[i] = strings.ReplaceAll(a, "SP", abs)
+		args[i] = strings.ReplaceAll(a, "SP", url)
+	}
+	before := storage.Transferred(kind)
+	code, out, errs := runCLI(args...)
+	read := storage.Transferred(kind).Read - before.Read
+	lcode, lout, lerrs := runCLI(local...)
+	out, errs = strings.ReplaceAll(out, url, abs), strings.ReplaceAll(errs, url, abs)
+	if code != lcode || out != lout || errs != lerrs || code != exitOK {
+		t.Errorf("%s: %v: exit %d, local exit %d\nstdout:\n%s\nlocal stdout:\n%s\nstderr: %s\nlocal stderr: %s", url, args, code, lcode, out, lout, errs, lerrs)
+	}
+	if args[1] == "inspect" && read > size {
+		t.Errorf("%s: inspect read %d bytes of a %d-byte savepoint", url, read, size)
+	}
+}
+
+// refusesBroken: on the store at root, a missing savepoint, and one whose state file is gone,
+// each give one error line naming it (op is the store's operation that finds the file missing).
+func refusesBroken(t *testing.T, root, op string) {
+	t.Helper()
+	broken := root + "/broken"
 	uploadDir(t, "../../testdata/savepoints/keyed-hashmap", broken)
 	store, _ := storage.OpenURL(context.Background(), broken)
 	files, _ := store.List(context.Background(), "")
@@ -105,8 +114,8 @@ func TestSavepointCommandsOnS3(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"savepoint", "inspect", "s3://" + bucket + "/nothing-here"}, "s3://cli-savepoints/nothing-here has no _metadata file"},
-		{[]string{"savepoint", "dump", broken, "--operator", "uid:int-keyed"}, "HeadObject " + broken + "/" + gone + ": no such object"},
+		{[]string{"savepoint", "inspect", root + "/nothing-here"}, root + "/nothing-here has no _metadata file"},
+		{[]string{"savepoint", "dump", broken, "--operator", "uid:int-keyed"}, op + broken + "/" + gone + ": no such object"},
 	} {
 		code, _, errs := runCLI(c.args...)
 		if code != 1 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
@@ -299,7 +308,7 @@ func TestMigrateToS3Throttled(t *testing.T) {
 		t.Fatalf("undisturbed run: exit %d\n%s%s", code, out, errs)
 	}
 	th := srv.Throttle(t, 4)
-	t.Setenv("AWS_ENDPOINT_URL_S3", th.Endpoint)
+	t.Setenv("AWS_ENDPOINT_URL_S3", th.URL)
 	if code, out, errs := runCLI("migrate", "rescale", src, busy, "--max-parallelism", "256"); code != exitOK {
 		t.Fatalf("throttled run: exit %d\n%s%s", code, out, errs)
 	}

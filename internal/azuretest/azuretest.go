@@ -139,13 +139,7 @@ func start(bin, dir string, port int) (*Server, error) {
 		return append([]string{bin, "--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
 			"--silent", "--skipApiVersionCheck", "--disableTelemetry"}, store...)
 	}
-	var p *emulator.Process
-	var err error
-	if port == 0 {
-		p, err = emulator.Start("Azurite", argv, "/")
-	} else {
-		p, err = emulator.StartOn("Azurite", port, argv, "/")
-	}
+	p, err := emulator.StartOn("Azurite", port, argv, "/")
 	if err != nil {
 		return nil, err
 	}

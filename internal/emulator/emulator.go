@@ -1,6 +1,7 @@
-// Package emulator runs a storage emulator (fake-gcs-server, Azurite) as a child process on a
-// free loopback port for tests: started, polled until it answers HTTP, stopped. The packages
-// gcstest and azuretest build their servers on it.
+// Package emulator runs a storage server for tests (S3Proxy, fake-gcs-server, Azurite) as a
+// child process on a free loopback port: started, polled until it answers HTTP, killed or
+// stopped, its output kept for failure messages; and a throttling proxy in front of one. The
+// packages s3test, gcstest and azuretest build their servers on it.
 package emulator
 
 import (
@@ -47,15 +48,19 @@ func Missing(t testing.TB, tool, install string) {
 // Start runs argv(port) on a free loopback port and returns when GET URL+probe answers (any
 // status), or an error with the tail of the process's output if it exits first.
 func Start(name string, argv func(port int) []string, probe string) (*Process, error) {
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	return StartOn(name, port, argv, probe)
+	return StartOn(name, 0, argv, probe)
 }
 
-// StartOn is Start on a given port (a restart on the port the clients know).
+// StartOn is Start on a given port (a restart on the port the clients know), or on a free one
+// if port is 0.
 func StartOn(name string, port int, argv func(port int) []string, probe string) (*Process, error) {
+	if port == 0 {
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		port = p
+	}
 	args := argv(port)
 	p := &Process{Name: name, Port: port, URL: fmt.Sprintf("http://127.0.0.1:%d", port), log: new(logBuf), done: make(chan struct{})}
 	p.cmd = exec.Command(args[0], args[1:]...)
@@ -177,8 +182,18 @@ type Throttler struct {
 	refused  int
 }
 
-// Throttle starts a Throttler for target refusing every nth request; it stops when t ends.
+// Throttle starts a Throttler for target refusing every nth request with a plain 503; it stops
+// when t ends.
 func Throttle(t testing.TB, target string, every int) *Throttler {
+	t.Helper()
+	return ThrottleWith(t, target, every, func(w http.ResponseWriter) {
+		http.Error(w, "slow down", http.StatusServiceUnavailable)
+	})
+}
+
+// ThrottleWith is Throttle answering each refused request with refuse (a store's own error
+// body, e.g. S3's SlowDown XML).
+func ThrottleWith(t testing.TB, target string, every int, refuse func(w http.ResponseWriter)) *Throttler {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -196,14 +211,14 @@ func Throttle(t testing.TB, target string, every int) *Throttler {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		th.mu.Lock()
 		th.n++
-		refuse := th.n%th.every == 0
-		if refuse {
+		refused := th.n%th.every == 0
+		if refused {
 			th.refused++
 		}
 		th.mu.Unlock()
-		if refuse {
+		if refused {
 			io.Copy(io.Discard, r.Body)
-			http.Error(w, "slow down", http.StatusServiceUnavailable)
+			refuse(w)
 			return
 		}
 		proxy.ServeHTTP(w, r)

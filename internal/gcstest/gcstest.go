@@ -111,13 +111,7 @@ func start(bin, dir string, port int) (*Server, error) {
 		return append([]string{bin, "-scheme", "http", "-host", "127.0.0.1", "-port", strconv.Itoa(port),
 			"-public-host", addr, "-external-url", "http://" + addr, "-log-level", "warn"}, backend...)
 	}
-	var p *emulator.Process
-	var err error
-	if port == 0 {
-		p, err = emulator.Start("fake-gcs-server", argv, "/storage/v1/b")
-	} else {
-		p, err = emulator.StartOn("fake-gcs-server", port, argv, "/storage/v1/b")
-	}
+	p, err := emulator.StartOn("fake-gcs-server", port, argv, "/storage/v1/b")
 	if err != nil {
 		return nil, err
 	}

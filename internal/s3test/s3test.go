@@ -9,9 +9,7 @@
 package s3test
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,9 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/statecraft/statecraft/internal/emulator"
 )
@@ -41,14 +37,11 @@ const (
 	Region    = "us-east-1"
 )
 
-// Server is a running S3Proxy.
+// Server is a running S3Proxy: an emulator.Process (Kill, Stop, Log) with the S3 endpoint.
 type Server struct {
+	*emulator.Process
 	Endpoint string // http://127.0.0.1:PORT
 	Dir      string // the filesystem backend's base directory: Dir/BUCKET/KEY
-
-	cmd  *exec.Cmd
-	log  *logBuf
-	done chan struct{}
 }
 
 var (
@@ -162,32 +155,19 @@ func Own(t testing.TB) *Server {
 // Restart starts a stopped (or killed) server again on the same port and data.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
-	n, err := startOn(filepath.Dir(s.Dir), s.Endpoint)
+	n, err := start(filepath.Dir(s.Dir), s.Port)
 	if err != nil {
 		t.Fatalf("s3test: restart: %v", err)
 	}
 	*s = *n
 }
 
-// Kill ends the server at once (SIGKILL), as a crash would, and waits for it to exit.
-func (s *Server) Kill() {
-	if s.cmd.Process != nil {
-		s.cmd.Process.Kill()
-		<-s.done
-	}
-}
-
 // Start runs S3Proxy with its filesystem backend under base/data on a free loopback port and
-// returns when it answers HTTP.
-func Start(base string) (*Server, error) {
-	port, err := emulator.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	return startOn(base, fmt.Sprintf("http://127.0.0.1:%d", port))
-}
+// returns when it answers HTTP (an anonymous request is refused with 403 once it is up).
+func Start(base string) (*Server, error) { return start(base, 0) }
 
-func startOn(base, endpoint string) (*Server, error) {
+// start is Start on port (a free one if 0).
+func start(base string, port int) (*Server, error) {
 	jar, err := Jar()
 	if err != nil {
 		return nil, err
@@ -196,9 +176,15 @@ func startOn(base, endpoint string) (*Server, error) {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{Endpoint: endpoint, Dir: data, log: new(logBuf), done: make(chan struct{})}
+	if port == 0 {
+		if port, err = emulator.FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	// S3Proxy takes its endpoint (and so its port) from the properties file.
+	pf := filepath.Join(base, "s3proxy.properties")
 	props := strings.Join([]string{
-		"s3proxy.endpoint=" + s.Endpoint,
+		fmt.Sprintf("s3proxy.endpoint=http://127.0.0.1:%d", port),
 		"s3proxy.authorization=aws-v2-or-v4",
 		"s3proxy.identity=" + AccessKey,
 		"s3proxy.credential=" + SecretKey,
@@ -206,150 +192,29 @@ func startOn(base, endpoint string) (*Server, error) {
 		"jclouds.filesystem.basedir=" + data,
 		"",
 	}, "\n")
-	pf := filepath.Join(base, "s3proxy.properties")
 	if err := os.WriteFile(pf, []byte(props), 0o600); err != nil {
 		return nil, err
 	}
-	s.cmd = exec.Command("java", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-jar", jar, "--properties", pf)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	// The server dies with the test binary, even when the binary is killed.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start S3Proxy: %w", err)
-	}
-	go func() { s.cmd.Wait(); close(s.done) }()
-	if err := s.waitReady(); err != nil {
-		s.Stop()
+	p, err := emulator.StartOn("S3Proxy", port, func(int) []string {
+		return []string{"java", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-jar", jar, "--properties", pf}
+	}, "/")
+	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return &Server{Process: p, Endpoint: p.URL, Dir: data}, nil
 }
 
-// waitReady polls the port until the server answers HTTP (any status: an anonymous request is
-// refused with 403 once it is up), or the process exits. The bound only stops a hung JVM from
-// holding the test binary forever.
-func (s *Server) waitReady() error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.done:
-			return fmt.Errorf("S3Proxy exited before answering: %v\n%s", s.cmd.ProcessState, tail(s.log.String()))
-		default:
-		}
-		resp, err := client.Get(s.Endpoint + "/")
-		if err == nil {
-			resp.Body.Close()
-			return nil
-		}
-		select {
-		case <-s.done:
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return errors.New("S3Proxy did not answer within 3 minutes:\n" + tail(s.log.String()))
-}
-
-// Stop ends the server and waits for it to exit.
-func (s *Server) Stop() {
-	select {
-	case <-s.done:
-		return // already exited (killed by a test)
-	default:
-	}
-	if s.cmd.Process != nil {
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(20 * time.Second):
-			s.cmd.Process.Kill()
-			<-s.done
-		}
-	}
-}
-
-func tail(s string) string {
-	var lines []string
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// logBuf collects the server's output; the exec package writes it from its own goroutine.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// Throttler is a loopback HTTP proxy in front of the server that answers every nth request with
+// Throttle starts a loopback proxy in front of the server that answers every nth request with
 // 503 SlowDown, as S3 does under load, and passes the others through unchanged (the Host header
-// too, so SigV4 signatures made for the proxy's address still verify).
-type Throttler struct {
-	Endpoint string
-
-	mu       sync.Mutex
-	n, every int
-	refused  int
-	srv      *http.Server
-}
-
-// Throttle starts a Throttler refusing every nth request; it is stopped when t ends.
-func (s *Server) Throttle(t testing.TB, every int) *Throttler {
+// too, so SigV4 signatures made for the proxy's address still verify); its URL is the endpoint
+// to use. It is stopped when t ends.
+func (s *Server) Throttle(t testing.TB, every int) *emulator.Throttler {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, _ := url.Parse(s.Endpoint)
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(target)
-		r.Out.Host = r.In.Host
-	}}
-	th := &Throttler{Endpoint: "http://" + l.Addr().String(), every: every}
-	th.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		th.mu.Lock()
-		th.n++
-		refuse := th.n%th.every == 0
-		if refuse {
-			th.refused++
-		}
-		th.mu.Unlock()
-		if refuse {
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	})}
-	go th.srv.Serve(l)
-	t.Cleanup(func() { th.srv.Close() })
-	return th
-}
-
-// Refused returns how many requests were answered with 503.
-func (th *Throttler) Refused() int {
-	th.mu.Lock()
-	defer th.mu.Unlock()
-	return th.refused
+	return emulator.ThrottleWith(t, s.Endpoint, every, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+	})
 }
 
 // Tamper starts a loopback proxy in front of the server that passes requests through unchanged
