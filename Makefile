@@ -128,6 +128,7 @@ fixtures:
 	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) native-checkpoints testdata/checkpoints
 	$(ORACLE) snapshot-kinds testdata/checkpoints
+	$(ORACLE) native-deletes testdata/checkpoints
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	$(ORACLE) kafka-savepoint testdata/sources
@@ -140,6 +141,7 @@ fixtures:
 	FLINK_VERSION=1.17.2 $(ORACLE) kafka-legacy-savepoint testdata/flink-1.17/sources
 	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state \
 		native-rocksdb native-types-incremental
+	FLINK_VERSION=1.20.0 $(ORACLE) snapshot-kinds testdata/flink-1.20/checkpoints hashmap-full rocksdb-full file-merged
 	# 1.20 -> 2.3 upgrade evidence (testdata/flink-1.20/README.md): runnable twins of the catalogue
 	# programs compiled by both versions, and each old plan stopped with a savepoint by Flink 1.20
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/upgrades/old $(addprefix runnable-,$(UPGRADE_PROGRAMS))

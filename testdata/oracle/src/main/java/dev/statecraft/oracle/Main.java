@@ -23,6 +23,7 @@ public final class Main {
         COMMANDS.put("expect", "dev.statecraft.oracle.savepoints.Expect");
         COMMANDS.put("native-checkpoints", "dev.statecraft.oracle.savepoints.NativeCheckpoints");
         COMMANDS.put("snapshot-kinds", "dev.statecraft.oracle.savepoints.SnapshotKinds");
+        COMMANDS.put("native-deletes", "dev.statecraft.oracle.savepoints.NativeDeletes");
         COMMANDS.put("judge-savepoint", "dev.statecraft.oracle.savepoints.SavepointJudge");
         COMMANDS.put("judge-savepoints", "dev.statecraft.oracle.savepoints.SavepointsJudge");
         COMMANDS.put("judge-savepoint-s3", "dev.statecraft.oracle.savepoints.S3Judge");

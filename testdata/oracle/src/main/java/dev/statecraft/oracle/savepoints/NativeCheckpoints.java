@@ -16,6 +16,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.source.legacy.SourceFunction;
 
 import dev.statecraft.oracle.common.Json;
@@ -62,6 +63,13 @@ public final class NativeCheckpoints {
      *  with the State Processor API's reading of the latest checkpoint as OUT/name.expect.json.
      *  Fewer than minRetained complete checkpoints is an error. */
     static void make(Path out, Path tmp, String name, String backend, boolean nativeFormat, Configuration conf, int minRetained) throws Exception {
+        make(out, tmp, name, backend, nativeFormat, conf, minRetained, BATCHES, new FixtureFunctions.IntKeyed());
+    }
+
+    /** make with the records in the given number of batches, processed by fn (a function with
+     *  the "keyed" job's states, uid int-keyed). */
+    static void make(Path out, Path tmp, String name, String backend, boolean nativeFormat, Configuration conf, int minRetained,
+                     int batches, KeyedProcessFunction<Integer, Long, Long> fn) throws Exception {
         conf.setString("execution.checkpointing.storage", "filesystem");
         conf.setString("execution.checkpointing.dir", tmp.resolve("checkpoints").toUri().toString());
         conf.setString("execution.checkpointing.interval", "200ms");
@@ -77,8 +85,8 @@ public final class NativeCheckpoints {
         FixtureFunctions.PROCESSED.set(0);
         COMPLETED.set(0);
         DONE.set(false);
-        env.addSource(new BatchSource(), "batch-source", Types.LONG).uid("source").setParallelism(1)
-                .keyBy(i -> (int) (i % 12), Types.INT).process(new FixtureFunctions.IntKeyed()).returns(Types.LONG)
+        env.addSource(new BatchSource(batches), "batch-source", Types.LONG).uid("source").setParallelism(1)
+                .keyBy(i -> (int) (i % 12), Types.INT).process(fn).returns(Types.LONG)
                 .uid("int-keyed").name("int-keyed");
         JobClient client = env.executeAsync("statecraft-" + name);
         String job = client.getJobID().toString();
@@ -125,17 +133,23 @@ public final class NativeCheckpoints {
         System.out.println(name + "\t" + jobDir + " -> " + dst + ", latest " + latest.getFileName());
     }
 
-    /** Emits records 0..39 in BATCHES batches; after each it waits for two more completed
-     *  checkpoints, so the second one holds the whole batch. */
+    /** Emits records 0..39 in batches (the last one takes the remainder); after each it waits for
+     *  two more completed checkpoints, so the second one holds the whole batch. */
     static final class BatchSource implements SourceFunction<Long>, CheckpointListener {
         private volatile boolean running = true;
+        private final int batches;
+
+        BatchSource(int batches) {
+            this.batches = batches;
+        }
 
         @Override
         public void run(SourceContext<Long> ctx) throws Exception {
-            int per = SavepointJobs.RECORDS / BATCHES;
-            for (int b = 0; b < BATCHES && running; b++) {
+            int per = SavepointJobs.RECORDS / batches;
+            for (int b = 0; b < batches && running; b++) {
+                int end = b == batches - 1 ? SavepointJobs.RECORDS : (b + 1) * per;
                 synchronized (ctx.getCheckpointLock()) {
-                    for (int i = b * per; i < (b + 1) * per; i++) ctx.collect((long) i);
+                    for (int i = b * per; i < end; i++) ctx.collect((long) i);
                 }
                 long target = COMPLETED.get() + 2;
                 while (running && COMPLETED.get() < target) Thread.sleep(20);
