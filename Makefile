@@ -132,6 +132,8 @@ fixtures:
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	$(ORACLE) kafka-savepoint testdata/sources
+	# a FileSource part way through a file (its input files are made in that directory, not committed)
+	$(ORACLE) file-source-savepoint testdata/sources /tmp/statecraft-file-source-input
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans $(UPGRADE_PROGRAMS)
 	FLINK_VERSION=1.20.0 $(ORACLE) kafka-savepoint testdata/flink-1.20/sources

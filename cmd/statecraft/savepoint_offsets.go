@@ -52,22 +52,59 @@ type offsetsSource struct {
 }
 
 type offsetsSplit struct {
-	Subtask           int32  `json:"subtask"`
-	Index             int    `json:"index"`
-	SerializerVersion int32  `json:"serializerVersion"`
-	Topic             string `json:"topic,omitempty"`
-	Partition         *int32 `json:"partition,omitempty"`
-	StartingOffset    *int64 `json:"startingOffset,omitempty"`
-	Starting          string `json:"starting,omitempty"`
-	StoppingOffset    *int64 `json:"stoppingOffset,omitempty"`
-	Stopping          string `json:"stopping,omitempty"`
-	Base64            string `json:"base64,omitempty"` // splits not decoded
-	Note              string `json:"note,omitempty"`   // why not
+	Subtask           int32        `json:"subtask"`
+	Index             int          `json:"index"`
+	SerializerVersion int32        `json:"serializerVersion"`
+	Topic             string       `json:"topic,omitempty"`
+	Partition         *int32       `json:"partition,omitempty"`
+	StartingOffset    *int64       `json:"startingOffset,omitempty"`
+	Starting          string       `json:"starting,omitempty"`
+	StoppingOffset    *int64       `json:"stoppingOffset,omitempty"`
+	Stopping          string       `json:"stopping,omitempty"`
+	Base64            string       `json:"base64,omitempty"` // splits not decoded
+	Note              string       `json:"note,omitempty"`   // why not
+	File              *offsetsFile `json:"file,omitempty"`   // a FileSource split
+}
+
+// offsetsFile is a FileSource split: a region of a file and where the reader stands in it.
+type offsetsFile struct {
+	ID                 string   `json:"id"`
+	Path               string   `json:"path"`
+	Offset             int64    `json:"offset"`
+	Length             int64    `json:"length"`
+	ModificationTime   int64    `json:"fileModificationTime"`
+	FileSize           int64    `json:"fileSize"`
+	Hostnames          []string `json:"hostnames"`
+	PositionOffset     *int64   `json:"positionOffset,omitempty"`     // reader position: byte offset (-1: none)
+	RecordsAfterOffset *int64   `json:"recordsAfterOffset,omitempty"` // and records to skip after it
+}
+
+func fileView(f *sourcestate.FileSplit) *offsetsFile {
+	v := &offsetsFile{ID: f.ID, Path: f.Path, Offset: f.Offset, Length: f.Length, ModificationTime: f.ModificationTime,
+		FileSize: f.FileSize, Hostnames: append([]string{}, f.Hostnames...)}
+	if p := f.Position; p != nil {
+		o, n := p.Offset, p.RecordsAfterOffset
+		v.PositionOffset, v.RecordsAfterOffset = &o, &n
+	}
+	return v
+}
+
+// positionText says where a FileSource reader resumes in its split.
+func (f *offsetsFile) positionText() string {
+	switch {
+	case f.PositionOffset == nil:
+		return "split start"
+	case *f.PositionOffset < 0:
+		return fmt.Sprintf("after %d records", *f.RecordsAfterOffset)
+	}
+	return fmt.Sprintf("byte %d + %d records", *f.PositionOffset, *f.RecordsAfterOffset)
 }
 
 type offsetsEnumState struct {
 	CoordinatorSerdeVersion  int32               `json:"coordinatorSerdeVersion"`
 	SerializerVersion        int32               `json:"serializerVersion"`
+	PendingFiles             []*offsetsFile      `json:"pendingFiles,omitempty"`   // FileSource
+	ProcessedPaths           []string            `json:"processedPaths,omitempty"` // FileSource
 	InitialDiscoveryFinished *bool               `json:"initialDiscoveryFinished,omitempty"`
 	Partitions               []offsetsEnumSplit  `json:"partitions,omitempty"`
 	Base64                   string              `json:"base64,omitempty"`
@@ -162,6 +199,9 @@ func describeSource(src *sourcestate.Source) offsetsSource {
 			p, start, stop := k.Partition, k.StartingOffset, k.StoppingOffset
 			row.Topic, row.Partition, row.StartingOffset, row.StoppingOffset = k.Topic, &p, &start, &stop
 			row.Starting, row.Stopping = sourcestate.StartingText(start), sourcestate.StoppingText(stop)
+		} else if f := s.File; f != nil {
+			row.File = fileView(f)
+			row.Starting = row.File.positionText()
 		} else {
 			row.Base64 = base64.StdEncoding.EncodeToString(s.Raw.Payload)
 			if s.Err != nil && isKafkaLike(src) {
@@ -192,6 +232,12 @@ func describeSource(src *sourcestate.Source) offsetsSource {
 				a, b := e.Partitions[i], e.Partitions[j]
 				return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
 			})
+		} else if f := src.FileEnum; f != nil {
+			for i := range f.Pending {
+				e.PendingFiles = append(e.PendingFiles, fileView(&f.Pending[i]))
+			}
+			e.ProcessedPaths = append([]string{}, f.ProcessedPaths...)
+			sort.Strings(e.ProcessedPaths)
 		} else {
 			e.Base64 = base64.StdEncoding.EncodeToString(c.Enum.Payload)
 			if src.EnumErr != nil {
@@ -239,6 +285,9 @@ func offsetsCells(o offsetsSource, s offsetsSplit) []string {
 		part = strconv.Itoa(int(*s.Partition))
 	}
 	start, stop := s.Starting, s.Stopping
+	if f := s.File; f != nil { // topic: the file; partition: the split id; stopping: the split's end
+		topic, part, stop = f.Path, f.ID, fmt.Sprintf("bytes %d..%d", f.Offset, f.Offset+f.Length)
+	}
 	if s.Base64 != "" {
 		topic = fmt.Sprintf("(serializer v%d, %d bytes)", s.SerializerVersion, base64.StdEncoding.DecodedLen(len(s.Base64)))
 		start = s.Base64
@@ -281,6 +330,15 @@ func offsetsTable(w io.Writer, out []offsetsSource) error {
 			continue
 		}
 		fmt.Fprintf(tx, "enumerator of %s (state version %d):", o.Operator, e.SerializerVersion)
+		if o.Connector == sourcestate.ConnectorFiles {
+			var pending []string
+			for _, f := range e.PendingFiles {
+				pending = append(pending, f.Path)
+			}
+			fmt.Fprintf(tx, " pending %d [%s]; already processed %d [%s]\n", len(pending), strings.Join(pending, " "),
+				len(e.ProcessedPaths), strings.Join(e.ProcessedPaths, " "))
+			continue
+		}
 		if e.InitialDiscoveryFinished == nil {
 			fmt.Fprintf(tx, " not decoded (%s), %s\n", e.Note, e.Base64)
 			continue
@@ -320,6 +378,9 @@ func sourceElementValue(e opstate.Element) any {
 	}
 	k, err := sourcestate.DecodeKafkaSplit(raw.Version, raw.Payload, state)
 	if err != nil {
+		if f, err := sourcestate.DecodeFileSplit(raw.Version, raw.Payload, state); err == nil {
+			return fileSplitValue{SerializerVersion: raw.Version, Connector: sourcestate.ConnectorFiles, offsetsFile: fileView(&f)}
+		}
 		return v
 	}
 	return offsetsSplitValue{SerializerVersion: raw.Version, Connector: sourcestate.ConnectorKafka, Topic: k.Topic, Partition: k.Partition,
@@ -348,4 +409,11 @@ type legacyOffsetValue struct {
 	Offset    int64  `json:"offset"`
 	Stored    string `json:"stored"`
 	Starting  string `json:"starting"`
+}
+
+// fileSplitValue is a decoded FileSource split in dump output.
+type fileSplitValue struct {
+	SerializerVersion int32  `json:"serializerVersion"`
+	Connector         string `json:"connector"`
+	*offsetsFile
 }

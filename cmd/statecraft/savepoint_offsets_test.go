@@ -300,3 +300,96 @@ func TestInspectShowsSources(t *testing.T) {
 		})
 	}
 }
+
+// TestSavepointOffsetsFileSource: a FileSource savepoint Flink 2.3.0 took part way through a file
+// lists its reader split (path, region, position) and the enumerator's pending splits and
+// processed paths as the connector's serializers read them (file-source.expect.json), in offsets,
+// dump and inspect alike.
+func TestSavepointOffsetsFileSource(t *testing.T) {
+	const dir = "../../testdata/sources/file-source"
+	type split struct {
+		ID             string `json:"id"`
+		Path           string `json:"path"`
+		Offset, Length int64
+		ReaderPosition *struct {
+			Offset             int64 `json:"offset"`
+			RecordsAfterOffset int64 `json:"recordsAfterOffset"`
+		} `json:"readerPosition"`
+	}
+	var exp struct {
+		Splits     []split `json:"splits"`
+		Enumerator struct {
+			PendingSplits         []split  `json:"pendingSplits"`
+			AlreadyProcessedPaths []string `json:"alreadyProcessedPaths"`
+		} `json:"enumerator"`
+	}
+	if err := json.Unmarshal(readFile(t, dir+".expect.json"), &exp); err != nil {
+		t.Fatal(err)
+	}
+	text := func(path string, off, length int64, pos *int64, n *int64) string {
+		if pos == nil {
+			return fmt.Sprintf("%s %d+%d", path, off, length)
+		}
+		return fmt.Sprintf("%s %d+%d at %d+%d", path, off, length, *pos, *n)
+	}
+	var want, wantPending []string
+	for _, s := range exp.Splits {
+		if p := s.ReaderPosition; p != nil {
+			want = append(want, text(s.Path, s.Offset, s.Length, &p.Offset, &p.RecordsAfterOffset))
+		} else {
+			want = append(want, text(s.Path, s.Offset, s.Length, nil, nil))
+		}
+	}
+	for _, s := range exp.Enumerator.PendingSplits {
+		wantPending = append(wantPending, text(s.Path, s.Offset, s.Length, nil, nil))
+	}
+	sort.Strings(wantPending)
+
+	code, out, errs := runCLI("savepoint", "offsets", dir, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Sources []offsetsSource `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Sources) != 1 || doc.Sources[0].Connector != "files" || doc.Sources[0].Enumerator == nil {
+		t.Fatalf("sources %s", out)
+	}
+	var got, gotPending []string
+	for _, s := range doc.Sources[0].Splits {
+		f := s.File
+		got = append(got, text(f.Path, f.Offset, f.Length, f.PositionOffset, f.RecordsAfterOffset))
+	}
+	e := doc.Sources[0].Enumerator
+	for _, f := range e.PendingFiles {
+		gotPending = append(gotPending, text(f.Path, f.Offset, f.Length, f.PositionOffset, f.RecordsAfterOffset))
+	}
+	sort.Strings(gotPending)
+	if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(gotPending) != fmt.Sprint(wantPending) ||
+		fmt.Sprint(e.ProcessedPaths) != fmt.Sprint(exp.Enumerator.AlreadyProcessedPaths) {
+		t.Errorf("got splits %v pending %v processed %v\nwant %v pending %v processed %v", got, gotPending, e.ProcessedPaths,
+			want, wantPending, exp.Enumerator.AlreadyProcessedPaths)
+	}
+
+	code, out, errs = runCLI("savepoint", "dump", dir, "--operator", "uid:file-source")
+	var rec struct {
+		Value struct {
+			Connector string `json:"connector"`
+			offsetsFile
+		} `json:"value"`
+	}
+	if code != 0 || json.Unmarshal([]byte(strings.TrimSpace(out)), &rec) != nil {
+		t.Fatalf("dump: exit %d %s\n%s", code, errs, out)
+	}
+	if f := rec.Value.offsetsFile; rec.Value.Connector != "files" || text(f.Path, f.Offset, f.Length, f.PositionOffset, f.RecordsAfterOffset) != want[0] {
+		t.Errorf("dump %s, want %s", out, want[0])
+	}
+
+	code, out, errs = runCLI("savepoint", "inspect", dir, "--wide")
+	if code != 0 || !strings.Contains(out, "\nsources:\n") || !strings.Contains(out, exp.Splits[0].Path) || !strings.Contains(out, "already processed 3") {
+		t.Errorf("inspect: exit %d %s\n%s", code, errs, out)
+	}
+}

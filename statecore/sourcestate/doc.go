@@ -1,7 +1,8 @@
 // Package sourcestate decodes and encodes the state of FLIP-27 sources in a savepoint: the
 // splits each reader subtask holds and the split enumerator's checkpoint, with the Kafka
-// connector's layouts (flink-connector-kafka 3.x to 5.x) decoded field by field. Other
-// connectors' splits are listed with their serializer version and raw bytes.
+// connector's layouts (flink-connector-kafka 3.x to 5.x) decoded field by field, the legacy
+// FlinkKafkaConsumer's union state (legacy.go) and FileSource's splits and enumerator (files.go),
+// both read only. Other connectors' splits are listed with their serializer version and raw bytes.
 //
 // # Where the state is
 //

@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzSourceState feeds bytes to every decoder of the package (reader split element, Kafka
-// split, enumerator state of each version, coordinator frame, legacy FlinkKafkaConsumer element). None may panic; whatever decodes
+// split, enumerator state of each version, coordinator frame, legacy FlinkKafkaConsumer element, FileSource split and enumerator). None may panic; whatever decodes
 // must encode to bytes that decode to the same value, and the split and frame encoders must give
 // back the very bytes they read.
 func FuzzSourceState(f *testing.F) {
@@ -33,6 +33,22 @@ func FuzzSourceState(f *testing.F) {
 		}
 		f.Add(uint8(2), src.Coordinator.Bytes())
 		f.Add(uint8(3+src.Coordinator.Enum.Version), src.Coordinator.Enum.Payload)
+	}
+	sp.Close()
+	if sp, err = savepoint.Open(fileFixture); err != nil {
+		f.Fatal(err)
+	}
+	for _, op := range sp.Metadata.Operators {
+		if IsSource(op) {
+			src, err := Read(sp, op)
+			if err != nil {
+				f.Fatal(err)
+			}
+			for _, s := range src.Splits {
+				f.Add(uint8(8), s.Raw.Payload)
+			}
+			f.Add(uint8(9), src.Coordinator.Enum.Payload)
+		}
 	}
 	sp.Close()
 	if sp, err = savepoint.Open(legacyFixture); err != nil {
@@ -58,7 +74,7 @@ func FuzzSourceState(f *testing.F) {
 	}
 	sp.Close()
 	f.Fuzz(func(t *testing.T, kind uint8, b []byte) {
-		switch kind % 8 {
+		switch kind % 10 {
 		case 0:
 			if v, err := ReadVersionedBytes(b, "fuzz"); err == nil && !bytes.Equal(v.Bytes(), b) {
 				t.Fatalf("element re-encoded %x, read %x", v.Bytes(), b)
@@ -76,13 +92,22 @@ func FuzzSourceState(f *testing.F) {
 			if c, err := ReadCoordinator(b, "fuzz"); err == nil && !bytes.Equal(c.Bytes(), b) {
 				t.Fatalf("coordinator re-encoded %x, read %x", c.Bytes(), b)
 			}
+		case 8:
+			// FileSource split and enumerator state: no panic, sane values
+			if f, err := DecodeFileSplit(FileSplitVersion, b, "fuzz"); err == nil && len(f.Hostnames) > maxFileField {
+				t.Fatalf("decoded %+v", f)
+			}
+		case 9:
+			if e, err := DecodeFileEnum(FileEnumVersion, b, "fuzz"); err == nil && len(e.Pending)+len(e.ProcessedPaths) > len(b) {
+				t.Fatalf("decoded %d splits and %d paths from %d bytes", len(e.Pending), len(e.ProcessedPaths), len(b))
+			}
 		case 7:
 			// the legacy FlinkKafkaConsumer's union-state element: no panic, and what decodes is sane
 			if o, err := DecodeLegacyKafkaElement(b, "fuzz"); err == nil && (o.Partition < 0 || len(o.Topic) > maxTopic) {
 				t.Fatalf("decoded %+v", o)
 			}
 		default:
-			v := int32(kind%8) - 3
+			v := int32(kind%10) - 3
 			e, err := DecodeKafkaEnum(v, b, "fuzz")
 			if err != nil {
 				return

@@ -29,6 +29,8 @@ type Source struct {
 	// could not be decoded (an unknown version, for example) when there is a coordinator.
 	KafkaEnum *KafkaEnumState
 	EnumErr   error
+	// FileEnum is the decoded enumerator state when Connector is files.
+	FileEnum *FileEnumState
 }
 
 // Split is one element of a reader subtask's SourceReaderState.
@@ -37,6 +39,7 @@ type Split struct {
 	Index   int // position in the subtask's list
 	Raw     Versioned
 	Kafka   *KafkaSplit // nil when not decoded as Kafka's
+	File    *FileSplit  // a FileSource's split, when the source is one (Connector files)
 	Err     error       // why not, when the bytes are not a Kafka split
 }
 
@@ -111,8 +114,38 @@ func Read(sp *savepoint.Savepoint, op *metadata.OperatorState) (*Source, error) 
 	}
 	if kafka {
 		src.Connector = ConnectorKafka
+	} else {
+		readFileSource(src)
 	}
 	return src, nil
+}
+
+// readFileSource decodes src as a FileSource's when every split and the enumerator state (if
+// any) decode as flink-connector-files' do; otherwise src is left as it is.
+func readFileSource(src *Source) {
+	files := make([]FileSplit, len(src.Splits))
+	for i, s := range src.Splits {
+		f, err := DecodeFileSplit(s.Raw.Version, s.Raw.Payload, "split")
+		if err != nil {
+			return
+		}
+		files[i] = f
+	}
+	var enum *FileEnumState
+	if c := src.Coordinator; c != nil {
+		e, err := DecodeFileEnum(c.Enum.Version, c.Enum.Payload, "enumerator")
+		if err != nil {
+			return
+		}
+		enum = e
+	}
+	if len(files) == 0 && enum == nil {
+		return
+	}
+	for i := range src.Splits {
+		src.Splits[i].File, src.Splits[i].Err = &files[i], nil
+	}
+	src.FileEnum, src.EnumErr, src.Connector = enum, nil, ConnectorFiles
 }
 
 func readSubtask(sp *savepoint.Savepoint, op *metadata.OperatorState, idx int32, oh *metadata.OperatorStreamHandle, src *Source) error {
