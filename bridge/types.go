@@ -28,6 +28,10 @@ const (
 	TypesCompatible   = "compatible"
 	TypesIncompatible = "incompatible"
 	TypesNotChecked   = "not-checked"
+	// TypesMigrates: equal types, but TTL switched on or off between the savepoint and the
+	// plan. Flink 2.2+ migrates such state on restore (TtlAwareSerializer, FLINK-37295); older
+	// versions refuse it, so for a plan of Flink < 2.2 the verdict is incompatible instead.
+	TypesMigrates = "compatible-after-migration"
 )
 
 // TypeVerdict is the prediction for one state of a restored node ("(key)" for its key).
@@ -52,13 +56,77 @@ func checkTypes(n *plan.Node, o *Operator) []TypeVerdict {
 	out := []TypeVerdict{compareRow(KeyState, o.keySerializer, st.Key, st.KeyWhy)}
 	for _, name := range o.KeyedStates {
 		want, ok := st.Values[name]
-		why := st.ValueWhy
-		if !ok && why == "" {
-			why = fmt.Sprintf("statecraft does not derive the value type of %s's state %s", n.Name, name)
+		if !ok {
+			why := st.ValueWhy
+			if why == "" {
+				why = fmt.Sprintf("statecraft does not derive the value type of %s's state %s", n.Name, name)
+			}
+			out = append(out, TypeVerdict{State: name, Verdict: TypesNotChecked, Detail: why, Savepoint: []string{snapshotShape(valueSnapshot(o.metas[name]))}})
+			continue
 		}
-		out = append(out, compareRow(name, valueSnapshot(o.metas[name]), want, why))
+		v := compareValue(name, valueSnapshot(o.metas[name]), want)
+		if v.Verdict == TypesCompatible {
+			ttlMigration(&v, n, name, o.metas[name])
+		}
+		out = append(out, v)
 	}
 	return out
+}
+
+// ttlMigration turns a compatible verdict into "after migration" (or incompatible before Flink
+// 2.2) when the savepoint's values carry TTL timestamps and the plan's state has none, or the
+// other way round. The plan's TTL of a state: the join's sides are its "state" entries 0 and 1,
+// every other node's keyed states share its entries' TTL.
+func ttlMigration(v *TypeVerdict, n *plan.Node, name string, m *keyed.StateMeta) {
+	if m == nil || len(n.State) == 0 {
+		return
+	}
+	planTTL := false
+	for _, e := range n.State {
+		side := map[string]int{"left-records": 0, "right-records": 1}
+		if i, ok := side[name]; ok && e.Index != i {
+			continue
+		}
+		planTTL = planTTL || (e.TTLErr == nil && !e.TTL.IsNever())
+	}
+	spTTL := hasTTL(m.Serializer(keyed.SerValue))
+	if spTTL == planTTL {
+		return
+	}
+	what := "TTL switched on (the savepoint's values carry no TTL timestamp)"
+	if spTTL {
+		what = "TTL switched off (the savepoint's values carry TTL timestamps)"
+	}
+	if before, known := versionBefore(n.Owner().FlinkVersion, 2, 2); known && before {
+		v.Verdict, v.Detail = TypesIncompatible, what+fmt.Sprintf(": Flink %s cannot migrate it (TTL state migration needs Flink 2.2+)", n.Owner().FlinkVersion)
+		return
+	}
+	v.Verdict, v.Detail = TypesMigrates, what+": Flink 2.2+ migrates the values on restore"
+}
+
+// hasTTL: a TTL serializer anywhere in the tree (the join wraps its map values, not the map).
+func hasTTL(s *serializer.Snapshot) bool {
+	if s == nil {
+		return false
+	}
+	if serializer.UnwrapTTL(s) != s {
+		return true
+	}
+	for _, c := range s.Nested {
+		if hasTTL(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// versionBefore: is the Flink version "major.minor[...]" v older than major.minor?
+func versionBefore(v string, major, minor int) (before, known bool) {
+	var x, y int
+	if _, err := fmt.Sscanf(v, "%d.%d", &x, &y); err != nil {
+		return false, false
+	}
+	return x < major || x == major && y < minor, true
 }
 
 func errSuffix(e string) string {
@@ -100,7 +168,7 @@ func compareRow(state string, s *serializer.Snapshot, want []string, why string)
 	}
 	var unknown []string
 	for i := range got {
-		if !known[i] {
+		if !known[i] || want[i] == "" {
 			unknown = append(unknown, fmt.Sprintf("field %d", i))
 			continue
 		}
@@ -111,7 +179,7 @@ func compareRow(state string, s *serializer.Snapshot, want []string, why string)
 		}
 	}
 	if len(unknown) > 0 {
-		v.Verdict, v.Detail = TypesNotChecked, "statecraft does not read the savepoint's logical type of "+strings.Join(unknown, ", ")
+		v.Verdict, v.Detail = TypesNotChecked, "statecraft does not compare the time attribute or unrendered type of "+strings.Join(unknown, ", ")
 		return v
 	}
 	v.Verdict = TypesCompatible
@@ -145,6 +213,8 @@ func typeFindings(r *Report, n *plan.NodeUIDs, o *Operator, vs []TypeVerdict) {
 				n.ID, n.Type, what, v.Detail, flinkSays))
 		case TypesNotChecked:
 			unchecked = append(unchecked, fmt.Sprintf("%s (%s)", v.State, v.Detail))
+		case TypesMigrates:
+			r.add(SevInfo, "type-migrates", n.ID, o.UID, o.Hash, fmt.Sprintf("node %d (%s): state %s restores after migration: %s", n.ID, n.Type, v.State, v.Detail))
 		}
 	}
 	if len(unchecked) > 0 {

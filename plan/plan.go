@@ -157,6 +157,9 @@ func (n *Node) plan() *Plan { return n.owner }
 // Node returns the node with the given id, or nil.
 func (p *Plan) Node(id int) *Node { return p.byID[id] }
 
+// Owner is the plan the node belongs to.
+func (n *Node) Owner() *Plan { return n.owner }
+
 // States returns every state entry of the plan, in file order.
 func (p *Plan) States() []*StateEntry {
 	var out []*StateEntry

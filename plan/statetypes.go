@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -26,19 +27,33 @@ import (
 //	deduplicate, changelog-normalize           "uniqueKeys"
 //	over-aggregate                             "overSpec.partition.fields"
 //
-// Value types are derived only where the rule is certain: the group aggregate's accumulator row
-// (accState) for COUNT, SUM, MIN and MAX without DISTINCT or retraction, whose accumulators are
-// one nullable field each (COUNT: BIGINT; SUM, MIN, MAX: the call's result type), as the
-// savepoints of the oracle's aggregates show. Anything else is reported as not derived, with
-// the reason, never guessed.
+// Value types are derived only where the rule is certain, each checked against the serializer
+// snapshots of Flink-written savepoints (testdata/flink-1.20/savepoints/upgrade-*, restored by
+// Flink 2.3.0 into the 2.3 plans):
+//
+//	node                          state                      value (TTL wrappers aside)
+//	(global-)group-aggregate,     accState, window-aggs      Row<accumulators>: COUNT -> BIGINT,
+//	(global-)window-aggregate                                SUM/MIN/MAX -> the call's type, nullable
+//	join (no upsert keys)         left-records,              Map<Row<input>, Integer>      inner side
+//	                              right-records              Map<Row<input>, Tuple2<Integer, Integer>>
+//	                                                                                       outer side
+//	interval-join                 IntervalJoin{Left,Right}   Map<Long, List<Tuple2<Row<input>, Boolean>>>
+//	                              Cache; ...TimerState       Long
+//	rank (AppendFast)             data-state-with-append     Map<Row<sort keys>, List<Row<input>>>
+//	deduplicate (proc time)       deduplicate-state          Row<input> (keep last), Boolean (keep first)
+//	changelog-normalize           deduplicate-state          Row<input>
+//
+// Anything else is reported as not derived, with the reason, never guessed. Time attributes
+// (PROCTIME, ROWTIME columns) have no SQL string in the plan: such a field is "" and never
+// compared, so a row holding one is at best "not checked" on that field.
 
 // StateTypes is what a node's operator will declare for its keyed state.
 type StateTypes struct {
 	// Key are the SQL types of the key row's fields, nil when KeyWhy says why they are unknown.
 	Key    []string
 	KeyWhy string
-	// Values maps a keyed state name to the field types of its RowData value.
-	Values map[string][]string
+	// Values maps a keyed state name to the shape of its value.
+	Values map[string]ValueType
 	// ValueWhy says why the other states' value types are not derived.
 	ValueWhy string
 }
@@ -58,20 +73,180 @@ var keyFieldPaths = map[string]string{
 	"stream-exec-over-aggregate":          "overSpec.partition.fields",
 }
 
+// ValueType is the shape of a keyed state's value as the operator declares it, named the way
+// serializer.JavaType names a snapshot: "Row" (a RowDataSerializer with the field types in Row),
+// "Map", "List", "Tuple2" (Elems: key and value, element, fields) or a scalar: "Long",
+// "Integer", "Boolean".
+type ValueType struct {
+	Kind  string
+	Row   []string
+	Elems []ValueType
+}
+
+// RowOf is a RowData value of the given field types.
+func RowOf(fields []string) ValueType { return ValueType{Kind: "Row", Row: fields} }
+
+func shape(kind string, elems ...ValueType) ValueType { return ValueType{Kind: kind, Elems: elems} }
+
+// String renders the shape: Map<Row<BIGINT, INT>, Tuple2<Integer, Integer>>; a field without a
+// SQL string shows as "?".
+func (v ValueType) String() string {
+	var parts []string
+	if v.Kind == "Row" {
+		for _, f := range v.Row {
+			if f == "" {
+				f = "?"
+			}
+			parts = append(parts, f)
+		}
+	} else if len(v.Elems) == 0 {
+		return v.Kind
+	}
+	for _, e := range v.Elems {
+		parts = append(parts, e.String())
+	}
+	return v.Kind + "<" + strings.Join(parts, ", ") + ">"
+}
+
 // StateTypes derives the node's key and value types from the plan.
 func (n *Node) StateTypes() StateTypes {
-	st := StateTypes{Values: map[string][]string{}}
+	st := StateTypes{Values: map[string]ValueType{}}
 	st.Key, st.KeyWhy = n.keyTypes()
-	st.ValueWhy = fmt.Sprintf("statecraft does not derive the value types of %s's states", n.Name)
-	if n.Name == "stream-exec-group-aggregate" {
-		if acc, why := n.accumulatorTypes(); why != "" {
-			st.ValueWhy = why
-		} else {
-			st.Values["accState"] = acc
-			st.ValueWhy = ""
+	why := ""
+	switch n.Name {
+	case "stream-exec-group-aggregate", "stream-exec-global-group-aggregate", "stream-exec-window-aggregate", "stream-exec-global-window-aggregate":
+		name := "accState"
+		if strings.HasSuffix(n.Name, "window-aggregate") {
+			name = "window-aggs"
 		}
+		var acc []string
+		if acc, why = n.accumulatorTypes(); why == "" {
+			st.Values[name] = RowOf(acc)
+		}
+	case "stream-exec-join":
+		why = n.joinRecordTypes(st.Values)
+	case "stream-exec-interval-join":
+		why = n.intervalJoinTypes(st.Values)
+	case "stream-exec-rank":
+		why = n.rankTypes(st.Values)
+	case "stream-exec-deduplicate":
+		why = n.dedupTypes(st.Values)
+	case "stream-exec-changelog-normalize":
+		var cols []column
+		if cols, why = n.inputColumns(0); why == "" {
+			st.Values["deduplicate-state"] = RowOf(columnTypes(cols))
+		}
+	default:
+		why = fmt.Sprintf("statecraft does not derive the value types of %s's states", n.Name)
+	}
+	st.ValueWhy = why
+	if why == "" {
+		st.ValueWhy = fmt.Sprintf("statecraft derives only %s of %s's states", strings.Join(sortedKeys(st.Values), ", "), n.Name)
 	}
 	return st
+}
+
+func sortedKeys(m map[string]ValueType) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// columnTypes are the SQL types of cols, "" for a time attribute (never compared).
+func columnTypes(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		if !strings.Contains(c.Type, "*") {
+			out[i] = c.Type
+		}
+	}
+	return out
+}
+
+// joinRecordTypes: a regular join without upsert keys keeps each side's input rows with their
+// multiplicity (Integer) on an inner side, with multiplicity and number of matches
+// (Tuple2<Integer, Integer>) on an outer side. With upsert keys Flink picks other layouts,
+// which statecraft does not derive.
+func (n *Node) joinRecordTypes(vals map[string]ValueType) string {
+	if gjson.Get(n.Raw, "leftUpsertKeys").Exists() || gjson.Get(n.Raw, "rightUpsertKeys").Exists() {
+		return "the join's inputs have upsert keys: statecraft derives its record states only without them"
+	}
+	jt := gjson.Get(n.Raw, "joinSpec.joinType").Str
+	outer := map[string][2]bool{"INNER": {false, false}, "LEFT": {true, false}, "RIGHT": {false, true}, "FULL": {true, true}}
+	o, ok := outer[jt]
+	if !ok {
+		return fmt.Sprintf("joinSpec.joinType %q: statecraft derives record states of inner and outer joins only", jt)
+	}
+	for side, name := range []string{"left-records", "right-records"} {
+		cols, why := n.inputColumns(side)
+		if why != "" {
+			return why
+		}
+		count := ValueType{Kind: "Integer"}
+		if o[side] {
+			count = shape("Tuple2", count, count)
+		}
+		vals[name] = shape("Map", RowOf(columnTypes(cols)), count)
+	}
+	return ""
+}
+
+// intervalJoinTypes: each side buffers rows by timestamp with an "emitted" flag, and keeps its
+// next cleanup time.
+func (n *Node) intervalJoinTypes(vals map[string]ValueType) string {
+	for side, name := range []string{"Left", "Right"} {
+		cols, why := n.inputColumns(side)
+		if why != "" {
+			return why
+		}
+		long := ValueType{Kind: "Long"}
+		vals["IntervalJoin"+name+"Cache"] = shape("Map", long, shape("List", shape("Tuple2", RowOf(columnTypes(cols)), ValueType{Kind: "Boolean"})))
+		vals["IntervalJoin"+name+"TimerState"] = long
+	}
+	return ""
+}
+
+// rankTypes: the append-only Top-N (strategy AppendFast) keeps the input rows per sort key.
+func (n *Node) rankTypes(vals map[string]ValueType) string {
+	if s := gjson.Get(n.Raw, "rankStrategy.type").Str; s != "AppendFast" {
+		return fmt.Sprintf("rankStrategy %q: statecraft derives the state of the append-only (AppendFast) Top-N only", s)
+	}
+	cols, why := n.inputColumns(0)
+	if why != "" {
+		return why
+	}
+	types := columnTypes(cols)
+	var sortKey []string
+	for _, f := range gjson.Get(n.Raw, "orderBy.fields").Array() {
+		i := int(f.Get("index").Int())
+		if i < 0 || i >= len(types) {
+			return fmt.Sprintf("%s.orderBy: field %d is not a column of the input", n.Path(), i)
+		}
+		sortKey = append(sortKey, types[i])
+	}
+	vals["data-state-with-append"] = shape("Map", RowOf(sortKey), shape("List", RowOf(types)))
+	return ""
+}
+
+// dedupTypes: processing-time deduplication keeps the last row, or only that a first row was
+// seen.
+func (n *Node) dedupTypes(vals map[string]ValueType) string {
+	if gjson.Get(n.Raw, "isRowtime").Bool() {
+		return "event-time deduplication: statecraft does not derive its state"
+	}
+	if !gjson.Get(n.Raw, "keepLastRow").Bool() {
+		vals["deduplicate-state"] = ValueType{Kind: "Boolean"}
+		return ""
+	}
+	cols, why := n.inputColumns(0)
+	if why != "" {
+		return why
+	}
+	vals["deduplicate-state"] = RowOf(columnTypes(cols))
+	return ""
 }
 
 func (n *Node) keyTypes() ([]string, string) {
