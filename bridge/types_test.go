@@ -57,24 +57,41 @@ func TestTypeCatalogueAgreesWithFlink(t *testing.T) {
 		"sum-to-max":          "",
 		"key-meaning-changed": "dropped",
 		// Flink 1.20 savepoints restored by 2.3.0 under a changed 2.3 plan.
-		"v120-join-key-column-added":       "type-incompatible",
-		"v120-top-n-key-retyped":           "type-incompatible",
-		"v120-window-alias-changed":        "",
-		"v120-window-aggregate-added":      "type-incompatible", // window-aggs: Row<INT, INT>, the savepoint Row<INT>
-		"v120-join-alias-changed":          "",
-		"v120-join-key-retyped":            "type-incompatible",
-		"v120-join-filter-added":           "dropped",           // a Calc in front shifts the ids (plan diff: uid-remap)
-		"v120-join-projection-changed":     "",                  // same types, another column: Flink restores, wrong rows
-		"v120-join-left-to-inner":          "type-incompatible", // left-records Map value Tuple2<Integer, Integer> -> Integer
-		"v120-join-ttl-hint-changed":       "",
-		"v120-join-ttl-hint-removed":       "type-migrates",
-		"v120-interval-join-bound-changed": "not-checked", // its buffers hold the rowtime column
-		"v120-interval-join-key-added":     "dropped",
-		"v120-group-key-column-added":      "dropped",
-		"v120-group-count-distinct":        "dropped",
-		"v120-group-sum-to-max":            "",
-		"v120-group-two-phase":             "dropped", // local + global aggregate: other operators
-		"v120-group-incremental":           "dropped",
+		"v120-join-key-column-added":             "type-incompatible",
+		"v120-top-n-key-retyped":                 "type-incompatible",
+		"v120-window-alias-changed":              "",
+		"v120-window-aggregate-added":            "type-incompatible", // window-aggs: Row<INT, INT>, the savepoint Row<INT>
+		"v120-join-alias-changed":                "",
+		"v120-join-key-retyped":                  "type-incompatible",
+		"v120-join-filter-added":                 "dropped",           // a Calc in front shifts the ids (plan diff: uid-remap)
+		"v120-join-projection-changed":           "",                  // same types, another column: Flink restores, wrong rows
+		"v120-join-left-to-inner":                "type-incompatible", // left-records Map value Tuple2<Integer, Integer> -> Integer
+		"v120-join-ttl-hint-changed":             "",
+		"v120-join-ttl-hint-removed":             "type-migrates",
+		"v120-interval-join-bound-changed":       "not-checked", // its buffers hold the rowtime column
+		"v120-interval-join-key-added":           "dropped",
+		"v120-group-key-column-added":            "dropped",
+		"v120-group-count-distinct":              "dropped",
+		"v120-group-sum-to-max":                  "",
+		"v120-group-two-phase":                   "dropped", // local + global aggregate: other operators
+		"v120-group-incremental":                 "dropped",
+		"v120-group-ttl-switched-on":             "type-migrates",
+		"v120-group-ttl-switched-off":            "type-migrates",
+		"v120-group-ttl-changed":                 "",
+		"v120-sink-materialize":                  "", // the sink's materializer starts empty: +I where a continued job sent +U
+		"v120-dedup-first-to-last":               "type-incompatible",
+		"v120-dedup-key-changed":                 "not-checked", // the kept row holds the proctime column
+		"v120-dedup-aggregate-sum-to-max":        "not-checked", // MAX over retractions: accumulators not derived
+		"v120-top-n-order-reversed":              "",
+		"v120-top-n-partition-changed":           "",
+		"v120-over-key-retyped":                  "type-incompatible",
+		"v120-over-sum-to-max":                   "not-checked", // over aggregates' values are not derived
+		"v120-changelog-filter-rewritten":        "",            // Flink 2.x moves the filter into the operator
+		"v120-changelog-key-retyped":             "type-incompatible",
+		"v120-window-size-changed":               "",
+		"v120-window-sum-to-max":                 "",
+		"v120-statement-set-key-meaning-changed": "not-checked", // the dedup beside it keeps the proctime column
+		"v120-statement-set-insert-dropped":      "dropped",
 	}
 	seen := 0
 	for _, e := range entries {
@@ -165,7 +182,11 @@ func TestTypeCatalogueAgreesWithFlink(t *testing.T) {
 				if diff != plan.Incompatible {
 					t.Errorf("Flink restored with wrong rows (%s), plan diff says %s", fo.Message, diff)
 				}
-				if withOld.Restores || !strings.Contains(codes(withOld), "state-meaning") {
+				// Either a restored node reads its state with another meaning (--old-plan says
+				// so), or a stateful node starts empty where a continued job had state (savepoint
+				// check warns on its own).
+				meaning := !withOld.Restores && strings.Contains(codes(withOld), "state-meaning")
+				if !meaning && !strings.Contains(codes(withOld), "starts-empty") {
 					t.Errorf("Flink restored with wrong rows, savepoint check --old-plan says restores=%v: %v", withOld.Restores, withOld.Findings)
 				}
 			default:

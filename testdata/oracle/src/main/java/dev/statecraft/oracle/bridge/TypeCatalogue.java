@@ -103,7 +103,7 @@ public final class TypeCatalogue {
         V120.put("v120-group-incremental", new String[] {"group-aggregate", "COUNT(*) AS cnt", "COUNT(DISTINCT order_id) AS cnt",
             "CREATE TABLE orders (", MINIBATCH + "SET 'table.optimizer.distinct-agg.split.enabled' = 'true';\nCREATE TABLE orders ("});
         V120.put("v120-group-ttl-switched-on", new String[] {"group-aggregate", "CREATE TABLE orders (", "SET 'table.exec.state.ttl' = '5400 s';\nCREATE TABLE orders ("});
-        V120.put("v120-group-ttl-changed", new String[] {"group-aggregate-ttl-config", "'5400 s'", "'7200 s'"});
+        V120.put("v120-group-ttl-changed", new String[] {"group-aggregate-ttl-config", "'5400 s'", "'3650 d'"});
         V120.put("v120-group-ttl-switched-off", new String[] {"group-aggregate-ttl-config", "SET 'table.exec.state.ttl' = '5400 s';\n", ""});
         V120.put("v120-sink-materialize", new String[] {"group-aggregate", "  total INT\n)",
             "  total INT,\n  PRIMARY KEY (user_id) NOT ENFORCED\n)",
@@ -234,7 +234,20 @@ public final class TypeCatalogue {
             }
         }
         UpgradeFixture.resetNodeIds(tEnv);
-        CompiledPlan p = tEnv.compilePlanSql(dml);
+        CompiledPlan p;
+        if (setAt >= 0) {
+            // compilePlanSql takes one INSERT: a statement set compiles through its API.
+            org.apache.flink.table.api.StatementSet ss = tEnv.createStatementSet();
+            String inner = dml.substring(dml.indexOf("BEGIN") + 5, dml.lastIndexOf("END"));
+            for (String ins : inner.split(";\n")) {
+                if (!ins.isBlank()) {
+                    ss.addInsertSql(ins.strip().replaceAll(";$", ""));
+                }
+            }
+            p = ss.compilePlan();
+        } else {
+            p = tEnv.compilePlanSql(dml);
+        }
         Files.deleteIfExists(plan);
         p.writeToFile(plan.toFile());
         Files.writeString(dir.resolve("new.sql"), "-- type-catalogue case " + name + ": runnable-" + program
