@@ -519,6 +519,11 @@ func judge(d *NodeDiff) {
 			}
 		}
 	}
+	if stateful && d.State != stateSource && d.oldNode != nil && d.newNode != nil {
+		if why := keyMeaningChanged(d.oldNode, d.newNode); why != "" {
+			raise(Incompatible, why)
+		}
+	}
 	if len(ttlChanges) > 0 {
 		var details []string
 		toggled := false
