@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/statecraft/statecraft/plan"
 	"github.com/statecraft/statecraft/statecore/savepoint"
@@ -200,7 +201,16 @@ func (r *UpgradeReport) Script(header ...string) []byte {
 	for _, h := range header {
 		fmt.Fprintf(&b, "# %s\n", h)
 	}
-	if len(r.Renames) == 0 {
+	// Blocked state first, as plan upgrade prints it: an empty script is not "nothing to do"
+	// when a rename cannot carry some state over.
+	for _, bl := range r.Blocked {
+		fmt.Fprintf(&b, "# blocked %s: %s\n", bl.Type, strings.ReplaceAll(bl.Reason, "\n", " "))
+	}
+	switch {
+	case len(r.Renames) == 0 && len(r.Blocked) > 0:
+		b.WriteString("# no rename can carry the blocked state over; no other operator needs a new UID\nsteps: []\n")
+		return b.Bytes()
+	case len(r.Renames) == 0:
 		b.WriteString("# no operator of the savepoint needs a new UID\nsteps: []\n")
 		return b.Bytes()
 	}

@@ -116,3 +116,22 @@ func TestPlanUpgradeCLI(t *testing.T) {
 		t.Errorf("without --savepoint: exit %d, want %d", code, exitFailure)
 	}
 }
+
+// TestPlanUpgradeBlockedSaysSo (issue 18, messages): where the state's layout changed (Flink
+// refused the catalogue's key-retyped change), plan upgrade prints the blocked node before any
+// word about UIDs, never a bare "no operator needs a new UID", and its script says the same.
+func TestPlanUpgradeBlockedSaysSo(t *testing.T) {
+	d := upgradesDir(t, "agg-filter-added")
+	newp := filepath.Join(filepath.Dir(d), "types", "key-retyped", "new.plan.json")
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	code, out, errs := runCLI("plan", "upgrade", filepath.Join(d, "old.plan.json"), newp, "--savepoint", filepath.Join(d, "savepoint"), "-o", script)
+	blocked := strings.Index(out, "blocked stream-exec-group-aggregate")
+	none := strings.Index(out, "no rename can carry the blocked state over")
+	if code != exitFindings || blocked < 0 || none < blocked || strings.Contains(out, "  no operator needs a new UID") {
+		t.Fatalf("plan upgrade: exit %d (want %d)\n%s%s", code, exitFindings, out, errs)
+	}
+	s := string(readFile(t, script))
+	if !strings.Contains(s, "# blocked stream-exec-group-aggregate") || strings.Contains(s, "no operator of the savepoint needs a new UID") {
+		t.Errorf("script:\n%s", s)
+	}
+}
