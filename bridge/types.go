@@ -97,7 +97,7 @@ func ttlMigration(v *TypeVerdict, n *plan.Node, name string, m *keyed.StateMeta)
 	if spTTL {
 		what = "TTL switched off (the savepoint's values carry TTL timestamps)"
 	}
-	if before, known := versionBefore(n.Owner().FlinkVersion, 2, 2); known && before {
+	if before, known := plan.VersionBefore(n.Owner().FlinkVersion, 2, 2); known && before {
 		v.Verdict, v.Detail = TypesIncompatible, what+fmt.Sprintf(": Flink %s cannot migrate it (TTL state migration needs Flink 2.2+)", n.Owner().FlinkVersion)
 		return
 	}
@@ -118,15 +118,6 @@ func hasTTL(s *serializer.Snapshot) bool {
 		}
 	}
 	return false
-}
-
-// versionBefore: is the Flink version "major.minor[...]" v older than major.minor?
-func versionBefore(v string, major, minor int) (before, known bool) {
-	var x, y int
-	if _, err := fmt.Sscanf(v, "%d.%d", &x, &y); err != nil {
-		return false, false
-	}
-	return x < major || x == major && y < minor, true
 }
 
 func errSuffix(e string) string {

@@ -532,7 +532,7 @@ func judge(d *NodeDiff) {
 			toggled = toggled || c.OldMillis != nil && c.NewMillis != nil && (*c.OldMillis == 0) != (*c.NewMillis == 0)
 		}
 		detail := strings.Join(details, ", ")
-		switch before, known := versionBefore(d.newNode.owner.FlinkVersion, 2, 2); {
+		switch before, known := VersionBefore(d.newNode.owner.FlinkVersion, 2, 2); {
 		case toggled && known && before:
 			raise(Incompatible, fmt.Sprintf("TTL switched between never and finite (%s): Flink %s cannot restore such state (TTL state migration needs Flink 2.2+)", detail, d.newNode.owner.FlinkVersion))
 		case toggled:
@@ -584,9 +584,9 @@ func judge(d *NodeDiff) {
 	}
 }
 
-// versionBefore reports whether a "flinkVersion" such as "1.19" or "2.3" is before
+// VersionBefore reports whether a "flinkVersion" such as "1.19" or "2.3" is before
 // major.minor; known is false when v is not of that form.
-func versionBefore(v string, major, minor int) (before, known bool) {
+func VersionBefore(v string, major, minor int) (before, known bool) {
 	a, b, ok := strings.Cut(v, ".")
 	if !ok {
 		return false, false

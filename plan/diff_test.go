@@ -878,8 +878,8 @@ func TestDiffTTLSwitchNeedsFlink22(t *testing.T) {
 		before bool
 		known  bool
 	}{{"2.3", false, true}, {"2.2", false, true}, {"2.1", true, true}, {"1.19", true, true}, {"10.0", false, true}, {"", false, false}, {"x.y", false, false}, {"2.2.1", false, true}} {
-		if b, k := versionBefore(tc.v, 2, 2); b != tc.before || k != tc.known {
-			t.Errorf("versionBefore(%q, 2, 2) = %v, %v", tc.v, b, k)
+		if b, k := VersionBefore(tc.v, 2, 2); b != tc.before || k != tc.known {
+			t.Errorf("VersionBefore(%q, 2, 2) = %v, %v", tc.v, b, k)
 		}
 	}
 }
