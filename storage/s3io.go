@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,6 +99,46 @@ func compositeETag(sums [][md5.Size]byte) string {
 		h.Write(s[:])
 	}
 	return hex.EncodeToString(h.Sum(nil)) + "-" + strconv.Itoa(len(sums))
+}
+
+// singlePutMax is the largest local file putFile sends with one PutObject (rclone's default
+// multipart cutoff). Streamed from the file, it costs no memory, and servers that store parts
+// apart and join them at completion (S3Proxy's filesystem backend) take it at about 2.5x the
+// speed of a multipart upload in 8 MiB parts (55 MB in 2 files on this machine: 2.0-2.7 s single,
+// 4.9-6.1 s multipart, rclone copy either way, side by side).
+var singlePutMax int64 = 200 << 20
+
+// putFile uploads a local file of at most singlePutMax bytes with one PutObject whose body is
+// read from the file (seekable, so the SDK can sign and retry it) and carries the Content-MD5
+// of a first pass over it; the returned ETag is the server's. Larger files are left to the
+// Writer (done false).
+func (s *s3Store) putFile(ctx context.Context, name string, f *os.File) (string, bool, error) {
+	if err := CheckName(name); err != nil {
+		return "", true, fmt.Errorf("%s: %w", s.loc, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return "", true, err
+	}
+	size := fi.Size()
+	if size > singlePutMax || !fi.Mode().IsRegular() {
+		return "", false, nil
+	}
+	h := md5.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		return "", true, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	var sum [md5.Size]byte
+	copy(sum[:], h.Sum(nil))
+	key := s.key(name)
+	s.requests.Add(1)
+	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.loc.Bucket, Key: &key,
+		Body: io.NewSectionReader(f, 0, size), ContentLength: aws.Int64(size), ContentMD5: contentMD5(sum)})
+	if err != nil {
+		return "", true, s.fail("PutObject", key, err)
+	}
+	s.written.Add(size)
+	return strings.Trim(aws.ToString(out.ETag), `"`), true, nil
 }
 
 // partSize is the multipart part size (S3's minimum is 5 MiB, all but the last part);

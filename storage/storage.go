@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"sync/atomic"
 )
@@ -178,6 +179,13 @@ func WriteFrom(ctx context.Context, dst Store, name string, r io.Reader) error {
 	return err
 }
 
+// filePutter is implemented by stores that send a local file better than through a Writer
+// (S3: one PutObject streamed from the file instead of a multipart upload of buffered parts).
+// done is false when the store leaves this file to its Writer.
+type filePutter interface {
+	putFile(ctx context.Context, name string, f *os.File) (etag string, done bool, err error)
+}
+
 // Tagged is implemented by the Writers of object stores. After Commit, ETag is the entity tag
 // the store gave the new object, checked against the MD5s of the bytes sent where the store's
 // tags are MD5s ("" when unknown).
@@ -188,6 +196,13 @@ type Tagged interface {
 // Upload is WriteFrom that also returns the new object's ETag ("" on a local disk), so that a
 // later listing can show the object is still the one written.
 func Upload(ctx context.Context, dst Store, name string, r io.Reader) (etag string, err error) {
+	if f, ok := r.(*os.File); ok {
+		if fp, ok := dst.(filePutter); ok {
+			if etag, done, err := fp.putFile(ctx, name, f); done || err != nil {
+				return etag, err
+			}
+		}
+	}
 	w, err := dst.Create(ctx, name)
 	if err != nil {
 		return "", err

@@ -293,3 +293,43 @@ func TestS3Errors(t *testing.T) {
 		}
 	})
 }
+
+// TestS3UploadFile: a local file up to singlePutMax goes up in one PutObject streamed from the
+// file (its ETag is the file's MD5, no "-N" part count); a larger one takes the multipart
+// Writer. Both arrive byte-identical.
+func TestS3UploadFile(t *testing.T) {
+	s := stores(t)["s3"]
+	oldPart, oldMax := partSize, singlePutMax
+	partSize, singlePutMax = 5<<20, 6<<20
+	t.Cleanup(func() { partSize, singlePutMax = oldPart, oldMax })
+	for _, c := range []struct {
+		name  string
+		size  int
+		parts int
+	}{{"small", 6 << 20, 0}, {"large", 6<<20 + 1, 2}} {
+		data := pattern(c.size)
+		file := filepath.Join(t.TempDir(), c.name)
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		etag, err := Upload(t.Context(), s, c.name, f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := get(t, s, c.name); sha256.Sum256(got) != sha256.Sum256(data) {
+			t.Fatalf("%s: the uploaded object differs from the file", c.name)
+		}
+		want := fmt.Sprintf("%x", md5.Sum(data))
+		if c.parts > 0 {
+			want = fmt.Sprintf("-%d", c.parts)
+		}
+		if !strings.HasSuffix(etag, want) || (c.parts == 0 && strings.Contains(etag, "-")) {
+			t.Errorf("%s: ETag %q, want %s", c.name, etag, map[bool]string{true: "a composite ending in " + want, false: "the file's MD5 " + want}[c.parts > 0])
+		}
+	}
+}
