@@ -24,6 +24,7 @@ public final class Main {
         COMMANDS.put("native-checkpoints", "dev.statecraft.oracle.savepoints.NativeCheckpoints");
         COMMANDS.put("snapshot-kinds", "dev.statecraft.oracle.savepoints.SnapshotKinds");
         COMMANDS.put("native-deletes", "dev.statecraft.oracle.savepoints.NativeDeletes");
+        COMMANDS.put("gc-leftovers", "dev.statecraft.oracle.savepoints.GcLeftovers");
         COMMANDS.put("judge-savepoint", "dev.statecraft.oracle.savepoints.SavepointJudge");
         COMMANDS.put("judge-savepoints", "dev.statecraft.oracle.savepoints.SavepointsJudge");
         COMMANDS.put("judge-savepoint-s3", "dev.statecraft.oracle.savepoints.S3Judge");

@@ -43,6 +43,9 @@ import dev.statecraft.oracle.common.SavepointDirs;
  * </ul>
  * Flink's RocksDB backend (1.20.0 and 2.3.0) never calls singleDelete (no class of
  * flink-statebackend-rocksdb or -forst references it), so no Flink snapshot holds SingleDelete.
+ * TTL cleanup in compaction (FRocksDB's FlinkCompactionFilter) decides kKeep or kRemove, never
+ * kPurge, and RocksDB's compaction turns kRemove into a plain Delete (read in the sources, not
+ * made into a fixture here: it needs expired entries and a compaction to a non-bottom level).
  */
 public final class NativeDeletes {
     private NativeDeletes() {}
