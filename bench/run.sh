@@ -17,6 +17,9 @@
 #       BENCH_OUT=/tmp/rescale.md bench/run.sh
 #   BENCH_SKIP_S3=1              skip the object-storage targets (bench/s3.sh: S3Proxy on loopback,
 #                                rclone copy as the peer)
+#   BENCH_SKIP_NATIVE=1          skip the native RocksDB targets (bench/native.sh: dump and convert of
+#                                native savepoints against the State Processor API; its own
+#                                BENCH_NATIVE_KEYS, BENCH_NATIVE_SMALL_KEYS, BENCH_NATIVE_RUNS)
 #   BENCH_DUMP_KEYS=N, BENCH_RESCALE_KEYS="N ..."   override the input sizes (keys; each key
 #                                holds 1 + 9 entries)
 #
@@ -314,6 +317,13 @@ if [ -z "${BENCH_SKIP_S3:-}" ] && [ -z "${BENCH_SKIP_JAVA:-}" ]; then
   "$root/bench/s3.sh" "${BENCH_S3_KEYS:-1000000}" "$big_sc_runs" > "$work/s3.md" || echo "bench/s3.sh failed (see above)" > "$work/s3.md"
 fi
 
+# ---------- native RocksDB savepoints (bench/native.sh) ----------
+if [ -z "${BENCH_SKIP_NATIVE:-}" ] && [ -z "${BENCH_SKIP_JAVA:-}" ]; then
+  log "native RocksDB savepoints: dump and convert against the State Processor API"
+  if [ -n "$quick" ]; then export BENCH_NATIVE_KEYS="${BENCH_NATIVE_KEYS:-100000}" BENCH_NATIVE_SMALL_KEYS="${BENCH_NATIVE_SMALL_KEYS:-20000}"; fi
+  BENCH_OUT="" BENCH_NATIVE_RUNS="${BENCH_NATIVE_RUNS:-$big_sc_runs}" "$root/bench/native.sh" > "$work/native.md" || echo "bench/native.sh failed (see above)" > "$work/native.md"
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "# statecraft benchmarks"
@@ -365,6 +375,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   fi
   if [ -f "$work/inside.md" ]; then cat "$work/inside.md"; echo; fi
   if [ -f "$work/s3.md" ]; then cat "$work/s3.md"; echo; fi
+  if [ -f "$work/native.md" ]; then cat "$work/native.md"; echo; fi
   if [ -f "$root/bench/notes.md" ]; then cat "$root/bench/notes.md"; echo; fi
   echo "## Go benchmarks (raw)"
   echo

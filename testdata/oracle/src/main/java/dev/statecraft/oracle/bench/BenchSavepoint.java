@@ -24,14 +24,15 @@ import org.apache.flink.streaming.api.functions.source.legacy.RichParallelSource
 import org.apache.flink.util.Collector;
 
 /**
- * {@code bench-savepoint OUTDIR KEYS [MAP_ENTRIES_PER_KEY] [BACKEND]}: the large input of the
+ * {@code bench-savepoint OUTDIR KEYS [MAP_ENTRIES_PER_KEY] [BACKEND] [FORMAT]}: the large input of the
  * benchmarks, written by a real Flink job. One keyed operator (uid {@value #UID}, Integer keys
  * 0..KEYS-1, parallelism 2, max parallelism 128) holds, per key k, ValueState&lt;Long&gt;
  * {@value #VALUE_STATE} = 3k and MapState&lt;Integer, Long&gt; {@value #MAP_STATE} with user keys
  * 0..M-1 mapped to k+j, so the savepoint holds KEYS * (1 + M) keyed entries. The job is stopped
- * with a canonical savepoint moved to OUTDIR (which must not exist yet). BACKEND defaults to
- * rocksdb: its state lives off the 2 GiB heap, so millions of keys fit; the canonical format is
- * the same for both backends.
+ * with a savepoint moved to OUTDIR (which must not exist yet). BACKEND defaults to rocksdb: its
+ * state lives off the 2 GiB heap, so millions of keys fit; the canonical format is the same for
+ * both backends. FORMAT is canonical (the default) or native: a native savepoint of the rocksdb
+ * backend holds RocksDB's own SST files, the input of the native-read benchmarks (bench/native.sh).
  */
 public final class BenchSavepoint {
     private BenchSavepoint() {}
@@ -52,14 +53,19 @@ public final class BenchSavepoint {
     }
 
     public static int run(String[] args) throws Exception {
-        if (args.length < 2 || args.length > 4) {
-            System.err.println("usage: bench-savepoint OUTDIR KEYS [MAP_ENTRIES_PER_KEY=1] [BACKEND=rocksdb]");
+        if (args.length < 2 || args.length > 5) {
+            System.err.println("usage: bench-savepoint OUTDIR KEYS [MAP_ENTRIES_PER_KEY=1] [BACKEND=rocksdb] [FORMAT=canonical|native]");
             return 2;
         }
         Path out = Paths.get(args[0]).toAbsolutePath();
         long keys = Long.parseLong(args[1]);
         int perKey = args.length > 2 ? Integer.parseInt(args[2]) : 1;
         String backend = args.length > 3 ? args[3] : "rocksdb";
+        String format = args.length > 4 ? args[4] : "canonical";
+        if (!format.equals("canonical") && !format.equals("native")) {
+            System.err.println("bench-savepoint: FORMAT must be canonical or native, not " + format);
+            return 2;
+        }
         if (keys < 1 || keys > Integer.MAX_VALUE || perKey < 0) {
             System.err.println("bench-savepoint: KEYS must be 1.." + Integer.MAX_VALUE + " and MAP_ENTRIES_PER_KEY >= 0");
             return 2;
@@ -108,7 +114,8 @@ public final class BenchSavepoint {
             }
             if (PROCESSED.get() != keys) throw new IllegalStateException("processed " + PROCESSED.get() + ", expected exactly " + keys);
             System.err.println("bench-savepoint: " + keys + " keys processed in " + (System.currentTimeMillis() - t0) + " ms; taking savepoint");
-            location = client.triggerSavepoint(tmp.toUri().toString(), SavepointFormatType.CANONICAL).get();
+            location = client.triggerSavepoint(tmp.toUri().toString(),
+                    format.equals("native") ? SavepointFormatType.NATIVE : SavepointFormatType.CANONICAL).get();
         } finally {
             client.cancel().get();
             try {
@@ -120,10 +127,10 @@ public final class BenchSavepoint {
         Path sp = Paths.get(URI.create(location.startsWith("file:") ? location : "file:" + location));
         Files.move(sp, out);
         SavepointDirs.deleteTree(tmp);
-        String desc = String.format("{\"job\":\"bench-savepoint\",\"flinkVersion\":\"%s\",\"backend\":\"%s\",\"format\":\"canonical\","
+        String desc = String.format("{\"job\":\"bench-savepoint\",\"flinkVersion\":\"%s\",\"backend\":\"%s\",\"format\":\"%s\","
                         + "\"uid\":\"%s\",\"keys\":%d,\"mapEntriesPerKey\":%d,\"entries\":%d,\"parallelism\":2,\"maxParallelism\":%d,"
                         + "\"states\":{\"%s\":\"ValueState<Long> = 3*key\",\"%s\":\"MapState<Integer,Long> j -> key+j\"}}%n",
-                org.apache.flink.runtime.util.EnvironmentInformation.getVersion(), backend, UID, keys, perKey,
+                org.apache.flink.runtime.util.EnvironmentInformation.getVersion(), backend, format, UID, keys, perKey,
                 keys * (1 + perKey), MAX_PARALLELISM, VALUE_STATE, MAP_STATE);
         // Beside the savepoint, not inside it: the savepoint directory stays exactly as Flink wrote it.
         Files.writeString(Paths.get(out + ".json"), desc, StandardCharsets.UTF_8);

@@ -23,12 +23,16 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.Collector;
 
 /**
- * {@code bench-spa-rescale SRC DST NEWMAXPAR [BACKEND]}: the peer of {@code statecraft migrate
+ * {@code bench-spa-rescale SRC DST NEWMAXPAR [BACKEND] [WRITE_BACKEND]}: the peer of {@code statecraft migrate
  * rescale} in the benchmarks. One State Processor API job reads every key of the
  * {@code bench-savepoint} operator (its ValueState and all MapState entries) and bootstraps them
  * into a copy of SRC in which that operator has max parallelism NEWMAXPAR (other operators are
  * kept as they are), written to DST. This is the way Flink itself offers to change a max
- * parallelism. BACKEND (hashmap, the default, or rocksdb) is used for reading and writing.
+ * parallelism. BACKEND (hashmap, the default, or rocksdb) is used for reading, and for writing
+ * unless WRITE_BACKEND names another. With NEWMAXPAR equal to the source's, a native RocksDB SRC
+ * (BACKEND rocksdb) and WRITE_BACKEND hashmap, it is the peer of {@code statecraft migrate
+ * convert}: Flink's own way to turn a native savepoint into a canonical one (the writer always
+ * writes canonical savepoints).
  */
 public final class SpaRescale {
     private SpaRescale() {}
@@ -37,14 +41,15 @@ public final class SpaRescale {
             Types.TUPLE(Types.INT, Types.LONG, Types.MAP(Types.INT, Types.LONG));
 
     public static int run(String[] args) throws Exception {
-        if (args.length < 3 || args.length > 4) {
-            System.err.println("usage: bench-spa-rescale SRC DST NEWMAXPAR [BACKEND=hashmap]");
+        if (args.length < 3 || args.length > 5) {
+            System.err.println("usage: bench-spa-rescale SRC DST NEWMAXPAR [BACKEND=hashmap] [WRITE_BACKEND=BACKEND]");
             return 2;
         }
         String src = args[0];
         String dst = args[1];
         int maxPar = Integer.parseInt(args[2]);
         String backend = args.length > 3 ? args[3] : "hashmap";
+        String writeBackend = args.length > 4 ? args[4] : backend;
         if (Files.exists(Paths.get(dst))) {
             System.err.println("bench-spa-rescale: " + dst + " exists; refusing to overwrite");
             return 2;
@@ -57,7 +62,7 @@ public final class SpaRescale {
                 .setMaxParallelism(maxPar)
                 .keyBy(r -> r.f0, Types.INT)
                 .transform(new WriteAll());
-        SavepointWriter.fromExistingSavepoint(env, src, SpaDump.backend(backend))
+        SavepointWriter.fromExistingSavepoint(env, src, SpaDump.backend(writeBackend))
                 .removeOperator(id)
                 .withOperator(id, t)
                 .write(dst);
