@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -44,23 +46,50 @@ func (c *Convert) apply(s *session) (*StepReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("operator %s: %w", Label(op), err)
 		}
+		// Subtasks are converted side by side (each reads its own files and writes its own
+		// output file); their counts and sums are folded in subtask order afterwards.
+		files := make([]string, len(subs))
+		if s.stage != "" {
+			for i := range subs {
+				files[i] = newStateFileName()
+				s.fresh[files[i]] = 0
+			}
+		}
+		results := make([]converted, len(subs))
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for i, sub := range subs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				results[i] = s.convertSubtask(sub, files[i])
+			}()
+		}
+		wg.Wait()
+		closeAll()
 		counts, sums := map[string]int{}, map[string]*Sum{}
-		for _, sub := range subs {
-			for _, m := range sub.Header.States {
+		for i, sub := range subs {
+			r := results[i]
+			if r.err != nil {
+				return nil, fmt.Errorf("operator %s subtask %d: %w", Label(op), sub.Index, r.err)
+			}
+			for id, m := range sub.Header.States {
 				if sums[m.Name] == nil {
 					sums[m.Name] = &Sum{}
 				}
+				if n := r.sums[id].Count; n > 0 {
+					counts[m.Name] += int(n)
+				}
+				sums[m.Name].Count += r.sums[id].Count
+				sums[m.Name].Hash += r.sums[id].Hash
 			}
-			h, err := s.convertSubtask(op, sub, counts, sums)
-			if err != nil {
-				closeAll()
-				return nil, fmt.Errorf("operator %s subtask %d: %w", Label(op), sub.Index, err)
-			}
-			if h != nil {
-				op.Subtask(sub.Index).ManagedKeyed = h
+			if r.handle != nil {
+				s.fresh[files[i]] = r.handle.Delegate.(*metadata.RelativeFileHandle).Size
+				op.Subtask(sub.Index).ManagedKeyed = r.handle
 			}
 		}
-		closeAll()
 		if dg := s.digest[op.ID]; dg != nil {
 			// The source's digest summed the native files by name and size (it cannot know their
 			// entries without this read); the output must hold the entries read here.
@@ -116,61 +145,75 @@ func nativeKeyed(op *metadata.OperatorState) bool {
 	return false
 }
 
-// convertSubtask writes the subtask's entries as one canonical stream (in a real run) and returns
-// its savepoint key-groups handle; a validation run only counts the entries.
-func (s *session) convertSubtask(op *metadata.OperatorState, sub *keyed.Subtask, counts map[string]int, sums map[string]*Sum) (*metadata.KeyGroupsHandle, error) {
+// converted is what convertSubtask did for one subtask: the handle of the file it wrote (nil in
+// a validation run) and the count and sum of its entries per state id.
+type converted struct {
+	handle *metadata.KeyGroupsHandle
+	sums   []Sum
+	err    error
+}
+
+// convertSubtask writes the subtask's entries as one canonical stream named file in the stage
+// (in a real run) and returns its savepoint key-groups handle; a validation run only counts the
+// entries. Key groups are streamed entry by entry (BeginKeyGroup/Add), so memory does not grow
+// with a key group's size: the native merge yields each key group state by state, one run each.
+func (s *session) convertSubtask(sub *keyed.Subtask, file string) (c converted) {
 	rng := sub.Range()
 	prefix := sub.Decoder.PrefixLen
-	offsets := make([]int64, rng.Num)
+	c.sums = make([]Sum, len(sub.Header.States))
 	if s.stage == "" {
-		return nil, sub.Entries(func(e *keyed.Entry) error {
-			counts[sub.Header.States[e.StateID].Name]++
+		c.err = sub.Entries(func(e *keyed.Entry) error {
+			c.sums[e.StateID].Count++
 			return nil
 		})
+		return c
 	}
-	file := newStateFileName()
+	c.handle, c.err = s.writeConverted(sub, file, rng, prefix, c.sums)
+	return c
+}
+
+func (s *session) writeConverted(sub *keyed.Subtask, file string, rng metadata.KeyGroupRange, prefix int, sums []Sum) (*metadata.KeyGroupsHandle, error) {
+	offsets := make([]int64, rng.Num)
 	f, err := os.OpenFile(filepath.Join(s.stage, file), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	s.fresh[file] = 0
 	bw := bufio.NewWriterSize(f, 256<<10)
 	w, err := keyed.NewWriter(bw, sub.Header)
 	if err != nil {
 		return nil, err
 	}
-	// Entries come key group by key group; each group is written as its last entry passes.
+	// Entries come key group by key group; each group's block is closed when the next one starts.
 	cur := -1
-	var group []keyed.Entry
-	flush := func() error {
-		if len(group) == 0 {
+	end := func() error {
+		if cur < 0 {
 			return nil
 		}
-		off, err := w.WriteKeyGroup(group)
+		off, n, err := w.EndKeyGroup()
 		if err != nil {
 			return err
 		}
-		offsets[cur-int(rng.Start)] = off
-		group = group[:0]
+		if n > 0 {
+			offsets[cur-int(rng.Start)] = off
+		}
 		return nil
 	}
 	err = sub.Entries(func(e *keyed.Entry) error {
 		if e.KeyGroup != cur {
-			if err := flush(); err != nil {
+			if err := end(); err != nil {
 				return err
 			}
 			cur = e.KeyGroup
+			if err := w.BeginKeyGroup(cur); err != nil {
+				return err
+			}
 		}
-		n := sub.Header.States[e.StateID].Name
-		counts[n]++
-		sums[n].add(entryHash(e.Key, prefix, e.Value))
-		group = append(group, keyed.Entry{KeyGroup: e.KeyGroup, StateID: e.StateID,
-			Key: append([]byte(nil), e.Key...), Value: append([]byte(nil), e.Value...)})
-		return nil
+		sums[e.StateID].add(entryHash(e.Key, prefix, e.Value))
+		return w.Add(e.StateID, e.Key, e.Value)
 	})
 	if err == nil {
-		err = flush()
+		err = end()
 	}
 	if err != nil {
 		return nil, err
@@ -181,7 +224,6 @@ func (s *session) convertSubtask(op *metadata.OperatorState, sub *keyed.Subtask,
 	if err := f.Sync(); err != nil {
 		return nil, err
 	}
-	s.fresh[file] = w.Offset()
 	return &metadata.KeyGroupsHandle{TagByte: metadata.TagSavepointKeyGroups, Range: rng, Offsets: offsets,
 		Delegate: &metadata.RelativeFileHandle{Path: file, Size: w.Offset()}}, nil
 }

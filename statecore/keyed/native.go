@@ -113,8 +113,10 @@ func (h *Header) stateID(name string) int {
 
 // nativeEntries merges each state's column family and emits the entries in the canonical order:
 // key group by key group, and inside one key group state by state, keys ascending. Each column
-// family is sorted by key, whose first bytes are the key group, so the merge streams.
-func (s *Subtask) nativeEntries(fn func(*Entry) error) error {
+// family is sorted by key, whose first bytes are the key group, so the merge streams: memory is
+// one data block per live table plus one key's merge operands, whatever the snapshot's size.
+// want, when not nil, selects the states (by id) to read; the others' files are left unread.
+func (s *Subtask) nativeEntries(want func(id int) bool, fn func(*Entry) error) error {
 	prefix := s.Decoder.PrefixLen
 	rng := s.Native.Range
 	iters := make([]*rocksdb.MergeIter, len(s.Header.States))
@@ -144,6 +146,9 @@ func (s *Subtask) nativeEntries(fn func(*Entry) error) error {
 		cf, ok := s.db.ColumnFamily(m.Name)
 		if !ok {
 			return fmt.Errorf("%s: state %q has no column family in the RocksDB snapshot", s.Name, m.Name)
+		}
+		if want != nil && !want(i) {
+			continue
 		}
 		it, err := s.db.Iter(cf, rocksdb.StringAppend(listDelimiter) /* Flink's StringAppendTESTOperator with ',' */)
 		if err != nil {

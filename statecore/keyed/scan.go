@@ -161,7 +161,7 @@ func (s *Subtask) blockReader() *BlockReader {
 // group's entries silently — and is refused.
 func (s *Subtask) Entries(fn func(*Entry) error) error {
 	if s.Native != nil {
-		return s.nativeEntries(fn)
+		return s.nativeEntries(nil, fn)
 	}
 	if s.Heap {
 		return s.heapEntries(fn)
@@ -268,7 +268,14 @@ var ErrStop = errors.New("stop")
 // Records decodes every entry of the subtask; only states for which want returns true (all when
 // want is nil) are decoded.
 func (s *Subtask) Records(want func(state string) bool, fn func(Record) error) error {
-	err := s.Entries(func(e *Entry) error {
+	entries := s.Entries
+	if s.Native != nil && want != nil {
+		// Each state is a column family of its own files: the others are not read at all.
+		entries = func(fn func(*Entry) error) error {
+			return s.nativeEntries(func(id int) bool { return want(s.Header.States[id].Name) }, fn)
+		}
+	}
+	err := entries(func(e *Entry) error {
 		if want != nil && !want(s.Header.States[e.StateID].Name) {
 			return nil
 		}
