@@ -7,11 +7,13 @@
 #     statecraft's peak RSS under 256 MiB at KEYS and at SMALL keys (independent of the size);
 #   - `migrate convert` of the same savepoint (KEYS x 10 entries: 1M keys = 10M entries) against
 #     a State Processor API job that reads it and writes a canonical savepoint (oracle
-#     bench-spa-rescale with the same max parallelism, rocksdb reader, hashmap writer): both
+#     bench-spa-rescale with the same max parallelism, rocksdb reader, rocksdb writer: a hashmap
+#     writer ran out of the oracle's 2 GiB heap at 10M entries): both
 #     outputs, dumped by statecraft and sorted, must hold the same entries; target >= 10x faster.
 #
 #   bench/native.sh                  KEYS=1000000 (10M entries), SMALL=100000, 3 runs of statecraft
 #   BENCH_NATIVE_KEYS=N BENCH_NATIVE_SMALL_KEYS=N BENCH_NATIVE_RUNS=N   override those
+#   BENCH_NATIVE_WRITE_BACKEND=hashmap   the convert peer's writer backend (default rocksdb)
 #   BENCH_OUT=FILE                   also write the section to FILE
 #   bench/run.sh calls it unless BENCH_SKIP_NATIVE=1 (or BENCH_SKIP_JAVA=1).
 #
@@ -27,6 +29,7 @@ cd "$root"
 keys="${BENCH_NATIVE_KEYS:-1000000}"
 small="${BENCH_NATIVE_SMALL_KEYS:-100000}"
 runs="${BENCH_NATIVE_RUNS:-3}"
+write_backend="${BENCH_NATIVE_WRITE_BACKEND:-rocksdb}"
 map_per_key=9
 oracle="$root/testdata/oracle/run.sh"
 cache="$root/.bench"
@@ -55,13 +58,13 @@ native_savepoint() {
 
 # measure NAME N PREP CMD: runs PREP (untimed) and CMD (timed, under GNU time) N times; sets
 # NAME_wall and NAME_min (ms), NAME_cpu (mean user + system ms) and NAME_rss (largest peak RSS,
-# MiB). A failing CMD stops the benchmark.
+# MiB). A failing CMD stops the benchmark, showing the end of $work/NAME.log.
 measure() {
   local name="$1" n="$2" prep="$3" cmd="$4" wall=0 min="" cpu=0 rss=0 t d r c
   for _ in $(seq "$n"); do
     [ -z "$prep" ] || bash -c "$prep"
     t=$(date +%s%N)
-    /usr/bin/time -v -o "$work/time.txt" bash -c "$cmd" || { echo "$name failed: $cmd" >&2; cat "$work/time.txt" >&2; exit 1; }
+    /usr/bin/time -v -o "$work/time.txt" bash -c "$cmd" || { echo "$name failed: $cmd" >&2; tail -30 "$work/$name.log" >&2 2>/dev/null; exit 1; }
     d=$(( ($(date +%s%N) - t) / 1000000 ))
     wall=$(( wall + d ))
     if [ -z "$min" ] || [ "$d" -lt "$min" ]; then min=$d; fi
@@ -87,12 +90,12 @@ entries=$((keys * (1 + map_per_key)))
 
 # ---------- savepoint dump against the State Processor API ----------
 log "savepoint dump of $keys keys: State Processor API (bench-spa-dump, rocksdb reader)"
-measure spa_dump 1 "" "'$oracle' bench-spa-dump '$big' bench-keyed count rocksdb > '$work/spa-dump.txt' 2> '$work/spa-dump.err'"
+measure spa_dump 1 "" "'$oracle' bench-spa-dump '$big' bench-keyed count rocksdb > '$work/spa-dump.txt' 2> '$work/spa_dump.log'"
 log "savepoint dump of $keys keys: statecraft ($runs runs)"
 measure dump "$runs" "" "'$sc' savepoint dump '$big' --operator uid:bench-keyed --state count > '$work/sc-dump.jsonl'"
 if ! cmp -s <(pairs "$work/sc-dump.jsonl") <(LC_ALL=C sort "$work/spa-dump.txt"); then
   echo "statecraft dump and the State Processor API printed different records; no result" >&2
-  tail -20 "$work/spa-dump.err" >&2
+  tail -20 "$work/spa_dump.log" >&2
   exit 1
 fi
 got=$(wc -l < "$work/sc-dump.jsonl")
@@ -106,8 +109,8 @@ rm -f "$work/sc-dump-small.jsonl"
 
 # ---------- migrate convert against the State Processor API ----------
 dst="$work/converted"; spa_dst="$work/spa-converted"
-log "migrate convert of $entries entries: State Processor API (bench-spa-rescale 128, rocksdb reader, hashmap writer)"
-measure spa_conv 1 "rm -rf '$spa_dst'" "'$oracle' bench-spa-rescale '$big' '$spa_dst' 128 rocksdb hashmap > '$work/spa-conv.log' 2>&1"
+log "migrate convert of $entries entries: State Processor API (bench-spa-rescale 128, rocksdb reader, $write_backend writer)"
+measure spa_conv 1 "rm -rf '$spa_dst'" "'$oracle' bench-spa-rescale '$big' '$spa_dst' 128 rocksdb $write_backend > '$work/spa_conv.log' 2>&1"
 log "migrate convert of $entries entries: statecraft ($runs runs)"
 measure conv "$runs" "rm -rf '$dst'" "'$sc' migrate convert '$big' '$dst' > /dev/null"
 # Both outputs are canonical savepoints holding the same entries (same max parallelism, so the
@@ -138,7 +141,7 @@ section=$(
   echo "| savepoint dump --state count, $keys keys: >= 10x faster | ${dump_wall} ms (min ${dump_min}, cpu ${dump_cpu} ms) | ${spa_dump_wall} ms (cpu ${spa_dump_cpu} ms) | ${dump_ratio}x | **$(verdict min "$dump_ratio" 10)** |"
   echo "| savepoint dump, peak RSS < 256 MiB at $keys keys | ${dump_rss} MiB | JVM ${spa_dump_rss} MiB | - | **$(verdict max "$dump_rss" 256)** |"
   echo "| savepoint dump, peak RSS < 256 MiB at $small keys (independent of size) | ${dump_small_rss} MiB (${dump_small_wall} ms) | - | - | **$(verdict max "$dump_small_rss" 256)** |"
-  echo "| migrate convert, $entries entries: >= 10x faster | ${conv_wall} ms (min ${conv_min}, cpu ${conv_cpu} ms, RSS ${conv_rss} MiB) | ${spa_conv_wall} ms (cpu ${spa_conv_cpu} ms, RSS ${spa_conv_rss} MiB) | ${conv_ratio}x | **$(verdict min "$conv_ratio" 10)** |"
+  echo "| migrate convert, $entries entries: >= 10x faster (peer: rocksdb reader, $write_backend writer) | ${conv_wall} ms (min ${conv_min}, cpu ${conv_cpu} ms, RSS ${conv_rss} MiB) | ${spa_conv_wall} ms (cpu ${spa_conv_cpu} ms, RSS ${spa_conv_rss} MiB) | ${conv_ratio}x | **$(verdict min "$conv_ratio" 10)** |"
   echo
   echo "statecraft ran $runs times per row (mean wall), each Java peer once. migrate convert verifies its output (re-reads it and compares per-state counts and checksums with the source's) and fsyncs it."
 )

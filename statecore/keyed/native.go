@@ -117,6 +117,11 @@ func (h *Header) stateID(name string) int {
 // one data block per live table plus one key's merge operands, whatever the snapshot's size.
 // want, when not nil, selects the states (by id) to read; the others' files are left unread.
 func (s *Subtask) nativeEntries(want func(id int) bool, fn func(*Entry) error) error {
+	return pipelined(func(fn func(*Entry) error) error { return s.nativeMerge(want, fn) }, fn)
+}
+
+// nativeMerge is nativeEntries in the calling goroutine.
+func (s *Subtask) nativeMerge(want func(id int) bool, fn func(*Entry) error) error {
 	prefix := s.Decoder.PrefixLen
 	rng := s.Native.Range
 	iters := make([]*rocksdb.MergeIter, len(s.Header.States))

@@ -156,9 +156,23 @@ func readFooter(r io.ReaderAt, size int64, name string) (footer, error) {
 	return f, nil
 }
 
+// blockBuf is the memory of one block, reused from block to block by an iterator that holds one
+// block at a time: the bytes read (block and trailer) and the uncompressed contents. A scan then
+// allocates nothing per block once the buffers have grown to the largest block.
+type blockBuf struct{ raw, plain []byte }
+
+// grow returns b[:n], reusing b's memory when it is large enough.
+func grow(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	return make([]byte, n)
+}
+
 // readBlock reads the block at h with its trailer, verifies the checksum and returns the
-// uncompressed contents.
-func readBlock(r io.ReaderAt, fileSize int64, name string, checksum byte, h blockHandle, what string) ([]byte, error) {
+// uncompressed contents. With bb the result lives in bb's buffers (valid until the next read
+// into bb); without, it is freshly allocated.
+func readBlock(r io.ReaderAt, fileSize int64, name string, checksum byte, h blockHandle, what string, bb *blockBuf) ([]byte, error) {
 	if h.size > MaxBlockSize {
 		return nil, fmt.Errorf("%s: %s block at offset %d: size %d exceeds the %d-byte limit", name, what, h.offset, h.size, MaxBlockSize)
 	}
@@ -167,7 +181,13 @@ func readBlock(r io.ReaderAt, fileSize int64, name string, checksum byte, h bloc
 		return nil, fmt.Errorf("%s: %s block at offset %d, %d bytes plus trailer, runs past the end of the file (%d bytes)",
 			name, what, h.offset, h.size, fileSize)
 	}
-	buf := make([]byte, h.size+trailerSize)
+	var buf, dst []byte
+	if bb != nil {
+		bb.raw = grow(bb.raw, int(h.size+trailerSize))
+		buf, dst = bb.raw, bb.plain
+	} else {
+		buf = make([]byte, h.size+trailerSize)
+	}
 	if _, err := r.ReadAt(buf, int64(h.offset)); err != nil {
 		return nil, fmt.Errorf("%s: reading %s block at offset %d: %w", name, what, h.offset, err)
 	}
@@ -184,18 +204,22 @@ func readBlock(r io.ReaderAt, fileSize int64, name string, checksum byte, h bloc
 		return nil, fmt.Errorf("%s: %s block at offset %d: %s checksum mismatch (stored %#08x, computed %#08x)",
 			name, what, h.offset, checksumName(checksum), stored, got)
 	}
-	out, err := decompress(ctype, data)
+	out, err := decompress(ctype, data, dst)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s block at offset %d: %w", name, what, h.offset, err)
+	}
+	if bb != nil && ctype != compressionNone {
+		bb.plain = out
 	}
 	return out, nil
 }
 
 var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBlockSize))
 
-// decompress undoes a block's compression. Every codec but Snappy (which records its own length)
-// is preceded by a varint32 of the uncompressed size in format versions >= 2.
-func decompress(ctype byte, data []byte) ([]byte, error) {
+// decompress undoes a block's compression into dst's memory when it is large enough. Every codec
+// but Snappy (which records its own length) is preceded by a varint32 of the uncompressed size in
+// format versions >= 2.
+func decompress(ctype byte, data, dst []byte) ([]byte, error) {
 	switch ctype {
 	case compressionNone:
 		return data, nil
@@ -207,7 +231,7 @@ func decompress(ctype byte, data []byte) ([]byte, error) {
 		if n > MaxBlockSize {
 			return nil, fmt.Errorf("Snappy: uncompressed size %d exceeds the %d-byte limit", n, MaxBlockSize)
 		}
-		out, err := snappy.Decode(make([]byte, n), data)
+		out, err := snappy.Decode(grow(dst, n), data)
 		if err != nil {
 			return nil, fmt.Errorf("Snappy: %w", err)
 		}
@@ -217,7 +241,7 @@ func decompress(ctype byte, data []byte) ([]byte, error) {
 		if k <= 0 || n > MaxBlockSize {
 			return nil, fmt.Errorf("%s: bad uncompressed-size prefix (varint %d, limit %d)", compressionName(ctype), n, MaxBlockSize)
 		}
-		out := make([]byte, n)
+		out := grow(dst, int(n))
 		if ctype == compressionZSTD {
 			got, err := zstdDecoder.DecodeAll(data[k:], out[:0])
 			if err != nil {

@@ -203,7 +203,7 @@ func (t *Table) where(what string, h blockHandle) string {
 }
 
 func (t *Table) block(h blockHandle, what string) ([]byte, error) {
-	return readBlock(t.r, t.size, t.name, t.footer.checksum, h, what)
+	return readBlock(t.r, t.size, t.name, t.footer.checksum, h, what, nil)
 }
 
 // Entry is one internal key/value of a table.
@@ -271,7 +271,8 @@ type TableIter struct {
 	entry   Entry
 	err     error
 	started bool
-	last    []byte // previous internal key, to check the order
+	last    []byte   // previous internal key, to check the order
+	buf     blockBuf // the current data block's memory, reused by the next
 }
 
 // Next moves to the next entry; false at the end or on error (Err).
@@ -306,7 +307,7 @@ func (it *TableIter) Next() bool {
 		if !ok {
 			return false
 		}
-		b, err := it.t.block(h, "data")
+		b, err := readBlock(it.t.r, it.t.size, it.t.name, it.t.footer.checksum, h, "data", &it.buf)
 		if err != nil {
 			it.err = err
 			return false
