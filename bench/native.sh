@@ -20,11 +20,13 @@
 # The savepoints are written by a real Flink 2.3.0 job (oracle bench-savepoint KEYS 9 rocksdb
 # native: ValueState count and 9 MapState attrs entries per Integer key, parallelism 2, max
 # parallelism 128, RocksDB backend, NATIVE savepoint) and cached under .bench/ (gitignored). Times
-# are wall and CPU (user + system) from process start to exit; the Java peers run once (minutes
-# each), statecraft RUNS times. On a shared machine the ratios of commands run side by side here
-# are what count.
+# are wall and CPU (user + system) from process start to exit, measured by bench/lib.sh (the
+# removal of a previous output directory included); the Java peers run once (minutes each),
+# statecraft RUNS times. On a shared machine the ratios of commands run side by side here are
+# what count; the verdict is on wall time.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_setup
 cd "$root"
 keys="${BENCH_NATIVE_KEYS:-1000000}"
 small="${BENCH_NATIVE_SMALL_KEYS:-100000}"
@@ -34,12 +36,8 @@ map_per_key=9
 oracle="$root/testdata/oracle/run.sh"
 cache="$root/.bench"
 mkdir -p "$cache"
-work="$(mktemp -d "$cache/native.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
 log() { echo "[bench/native $(date -u +%H:%M:%S)] $*" >&2; }
 
-go build -o "$work/statecraft" ./cmd/statecraft
-sc="$work/statecraft"
 # Compiles the oracle (when its sources changed) before anything is timed.
 flink_v=$("$oracle" version 2>/dev/null | tail -1)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -55,30 +53,6 @@ native_savepoint() {
   "$sc" savepoint inspect "$d" | grep -q 'format native' || { echo "$d is not a native savepoint" >&2; return 1; }
   echo "$d"
 }
-
-# measure NAME N PREP CMD: runs PREP (untimed) and CMD (timed, under GNU time) N times; sets
-# NAME_wall and NAME_min (ms), NAME_cpu (mean user + system ms) and NAME_rss (largest peak RSS,
-# MiB). A failing CMD stops the benchmark, showing the end of $work/NAME.log.
-measure() {
-  local name="$1" n="$2" prep="$3" cmd="$4" wall=0 min="" cpu=0 rss=0 t d r c
-  for _ in $(seq "$n"); do
-    [ -z "$prep" ] || bash -c "$prep"
-    t=$(date +%s%N)
-    /usr/bin/time -v -o "$work/time.txt" bash -c "$cmd" || { echo "$name failed: $cmd" >&2; tail -30 "$work/$name.log" >&2 2>/dev/null; exit 1; }
-    d=$(( ($(date +%s%N) - t) / 1000000 ))
-    wall=$(( wall + d ))
-    if [ -z "$min" ] || [ "$d" -lt "$min" ]; then min=$d; fi
-    r=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$work/time.txt")
-    [ "$r" -gt "$rss" ] && rss=$r
-    c=$(awk -F: '/User time|System time/ {s += $2} END {printf "%d", s * 1000}' "$work/time.txt")
-    cpu=$(( cpu + c ))
-  done
-  printf -v "${name}_wall" '%d' $(( wall / n ))
-  printf -v "${name}_min" '%d' "$min"
-  printf -v "${name}_cpu" '%d' $(( cpu / n ))
-  printf -v "${name}_rss" '%d' $(( rss >> 10 ))
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / (b > 0 ? b : 1) }'; }
 verdict() { awk -v k="$1" -v m="$2" -v l="$3" 'BEGIN { ok = (k == "max") ? (m <= l) : (m >= l); print ok ? "PASS" : "MISS" }'; }
 mib() { du -sb "$1" | awk '{ printf "%.1f MiB", $1 / 1048576 }'; }
 # pairs FILE: the (key, value) pairs of a dump of the ValueState count, sorted.
@@ -90,9 +64,9 @@ entries=$((keys * (1 + map_per_key)))
 
 # ---------- savepoint dump against the State Processor API ----------
 log "savepoint dump of $keys keys: State Processor API (bench-spa-dump, rocksdb reader)"
-measure spa_dump 1 "" "'$oracle' bench-spa-dump '$big' bench-keyed count rocksdb > '$work/spa-dump.txt' 2> '$work/spa_dump.log'"
+measure spa_dump 1 "'$oracle' bench-spa-dump '$big' bench-keyed count rocksdb > '$work/spa-dump.txt' 2> '$work/spa_dump.log' || { tail -30 '$work/spa_dump.log' >&2; exit 1; }"
 log "savepoint dump of $keys keys: statecraft ($runs runs)"
-measure dump "$runs" "" "'$sc' savepoint dump '$big' --operator uid:bench-keyed --state count > '$work/sc-dump.jsonl'"
+measure dump "$runs" "'$sc' savepoint dump '$big' --operator uid:bench-keyed --state count > '$work/sc-dump.jsonl'"
 if ! cmp -s <(pairs "$work/sc-dump.jsonl") <(LC_ALL=C sort "$work/spa-dump.txt"); then
   echo "statecraft dump and the State Processor API printed different records; no result" >&2
   tail -20 "$work/spa_dump.log" >&2
@@ -102,7 +76,7 @@ got=$(wc -l < "$work/sc-dump.jsonl")
 [ "$got" -eq "$keys" ] || { echo "dump printed $got records, expected $keys" >&2; exit 1; }
 rm -f "$work/sc-dump.jsonl" "$work/spa-dump.txt"
 log "savepoint dump of $small keys: statecraft ($runs runs, peak RSS at the second size)"
-measure dump_small "$runs" "" "'$sc' savepoint dump '$little' --operator uid:bench-keyed --state count > '$work/sc-dump-small.jsonl'"
+measure dump_small "$runs" "'$sc' savepoint dump '$little' --operator uid:bench-keyed --state count > '$work/sc-dump-small.jsonl'"
 got=$(wc -l < "$work/sc-dump-small.jsonl")
 [ "$got" -eq "$small" ] || { echo "dump printed $got records, expected $small" >&2; exit 1; }
 rm -f "$work/sc-dump-small.jsonl"
@@ -110,9 +84,9 @@ rm -f "$work/sc-dump-small.jsonl"
 # ---------- migrate convert against the State Processor API ----------
 dst="$work/converted"; spa_dst="$work/spa-converted"
 log "migrate convert of $entries entries: State Processor API (bench-spa-rescale 128, rocksdb reader, $write_backend writer)"
-measure spa_conv 1 "rm -rf '$spa_dst'" "'$oracle' bench-spa-rescale '$big' '$spa_dst' 128 rocksdb $write_backend > '$work/spa_conv.log' 2>&1"
+measure spa_conv 1 "rm -rf '$spa_dst'; '$oracle' bench-spa-rescale '$big' '$spa_dst' 128 rocksdb $write_backend > '$work/spa_conv.log' 2>&1 || { tail -30 '$work/spa_conv.log' >&2; exit 1; }"
 log "migrate convert of $entries entries: statecraft ($runs runs)"
-measure conv "$runs" "rm -rf '$dst'" "'$sc' migrate convert '$big' '$dst' > /dev/null"
+measure conv "$runs" "rm -rf '$dst'; '$sc' migrate convert '$big' '$dst' > /dev/null"
 # Both outputs are canonical savepoints holding the same entries (same max parallelism, so the
 # same key groups too).
 for d in "$dst" "$spa_dst"; do
@@ -129,6 +103,8 @@ rm -f "$work"/*.dump
 
 dump_ratio=$(ratio "$spa_dump_wall" "$dump_wall")
 conv_ratio=$(ratio "$spa_conv_wall" "$conv_wall")
+dump_cpu_ratio=$(ratio "$spa_dump_cpu" "$dump_cpu")
+conv_cpu_ratio=$(ratio "$spa_conv_cpu" "$conv_cpu")
 section=$(
   echo "## Native RocksDB savepoints: dump and convert against the State Processor API (bench/native.sh)"
   echo
@@ -138,10 +114,10 @@ section=$(
   echo
   echo "| target | statecraft | State Processor API | ratio | verdict |"
   echo "|---|---:|---:|---:|---|"
-  echo "| savepoint dump --state count, $keys keys: >= 10x faster | ${dump_wall} ms (min ${dump_min}, cpu ${dump_cpu} ms) | ${spa_dump_wall} ms (cpu ${spa_dump_cpu} ms) | ${dump_ratio}x | **$(verdict min "$dump_ratio" 10)** |"
+  echo "| savepoint dump --state count, $keys keys: >= 10x faster | ${dump_wall} ms (cpu ${dump_cpu} ms) | ${spa_dump_wall} ms (cpu ${spa_dump_cpu} ms) | ${dump_ratio}x (cpu ${dump_cpu_ratio}x) | **$(verdict min "$dump_ratio" 10)** |"
   echo "| savepoint dump, peak RSS < 256 MiB at $keys keys | ${dump_rss} MiB | JVM ${spa_dump_rss} MiB | - | **$(verdict max "$dump_rss" 256)** |"
   echo "| savepoint dump, peak RSS < 256 MiB at $small keys (independent of size) | ${dump_small_rss} MiB (${dump_small_wall} ms) | - | - | **$(verdict max "$dump_small_rss" 256)** |"
-  echo "| migrate convert, $entries entries: >= 10x faster (peer: rocksdb reader, $write_backend writer) | ${conv_wall} ms (min ${conv_min}, cpu ${conv_cpu} ms, RSS ${conv_rss} MiB) | ${spa_conv_wall} ms (cpu ${spa_conv_cpu} ms, RSS ${spa_conv_rss} MiB) | ${conv_ratio}x | **$(verdict min "$conv_ratio" 10)** |"
+  echo "| migrate convert, $entries entries: >= 10x faster (peer: rocksdb reader, $write_backend writer) | ${conv_wall} ms (cpu ${conv_cpu} ms, RSS ${conv_rss} MiB) | ${spa_conv_wall} ms (cpu ${spa_conv_cpu} ms, RSS ${spa_conv_rss} MiB) | ${conv_ratio}x (cpu ${conv_cpu_ratio}x) | **$(verdict min "$conv_ratio" 10)** |"
   echo
   echo "statecraft ran $runs times per row (mean wall), each Java peer once. migrate convert verifies its output (re-reads it and compares per-state counts and checksums with the source's) and fsyncs it."
 )

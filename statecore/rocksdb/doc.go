@@ -81,4 +81,12 @@
 // newer than an entry hides it, and Merge operands collect until a base value (or the end) and are
 // joined oldest first with the configured delimiter, as RocksDB's StringAppendTESTOperator (the
 // operator Flink installs for list state) does.
+//
+// # Memory
+//
+// A scan reads every block once, in file order, so there is no block cache: each table iterator
+// holds its index block and one data block, whose read and decompression buffers are reused by
+// the next block (blockBuf). A merge of T tables therefore holds about T x (index + largest data
+// block) plus the range tombstones and one key's merge operands, whatever the size of the
+// database; blocks are refused above MaxBlockSize.
 package rocksdb
