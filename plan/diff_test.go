@@ -971,3 +971,32 @@ func TestDiffStateArrayOnOneSide(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffTTLReasonNamesEveryState (issue 18, messages): when both states of Flink's join change
+// TTL, one lengthened and one switched on, the reason names both, not only the first.
+func TestDiffTTLReasonNamesEveryState(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "plans", "join-inner.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := reparse(t, "join-inner.json", data)
+	if len(base.States()) != 2 {
+		t.Fatalf("join-inner has %d state entries, want 2", len(base.States()))
+	}
+	hour, two := ttl.TTL(3600000), ttl.TTL(7200000)
+	oldData, _, err := base.Apply([]Change{{Entry: base.States()[0], TTL: hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := reparse(t, "old.json", oldData)
+	newData, _, err := old.Apply([]Change{{Entry: old.States()[0], TTL: two}, {Entry: old.States()[1], TTL: hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Diff(old, reparse(t, "new.json", newData))
+	for _, want := range []string{"leftState: 1h -> 2h", "rightState: never -> 1h"} {
+		if !strings.Contains(r.Reason, want) {
+			t.Errorf("reason %q does not name %q", r.Reason, want)
+		}
+	}
+}

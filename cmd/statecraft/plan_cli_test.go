@@ -350,3 +350,24 @@ func TestPlanTTLSetForce(t *testing.T) {
 		t.Fatalf("--force did not write: ttl %q", got)
 	}
 }
+
+// TestPlanTTLListJSONTypesAlike (issue 18, messages): statefulWithoutTTL[].type is the exec node
+// type without its version suffix, as states[].type is, with the version in its own field.
+func TestPlanTTLListJSONTypesAlike(t *testing.T) {
+	code, out, errs := runCLI("plan", "ttl", "list", "--json", fixturePlan(t, "window-aggregate.json"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var l listOutput
+	if err := json.Unmarshal([]byte(out), &l); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.StatefulWithoutTTL) == 0 {
+		t.Fatalf("Flink's window aggregate plan lists no stateful node without TTL:\n%s", out)
+	}
+	for _, r := range l.StatefulWithoutTTL {
+		if !strings.HasPrefix(r.Type, "stream-exec-") || strings.Contains(r.Type, "_") || r.Version < 1 {
+			t.Errorf("statefulWithoutTTL entry %+v: want a type without _N and its version apart", r)
+		}
+	}
+}
