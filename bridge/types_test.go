@@ -147,6 +147,15 @@ func TestTypeCatalogueAgreesWithFlink(t *testing.T) {
 			case diff == plan.UIDRemap && (len(up.Renames) == 0 || w != "dropped"):
 				t.Errorf("plan diff says uid-remap, plan upgrade renames %d operators, savepoint check predicts %q", len(up.Renames), w)
 			}
+			// One model: a type error savepoint check finds is a change plan diff calls
+			// incompatible, and where plan diff sees nothing that reaches state (compatible,
+			// TTL only) savepoint check finds no error.
+			if prediction(chk) == "type-incompatible" && diff != plan.Incompatible {
+				t.Errorf("savepoint check finds a type error, plan diff says %s", diff)
+			}
+			if (diff == plan.Compatible || diff == plan.TTLOnly) && !chk.Restores {
+				t.Errorf("plan diff says %s, savepoint check says it does not restore: %v", diff, chk.Findings)
+			}
 			// savepoint check --old-plan: the meaning check on top.
 			withOld := Check(b, CheckOptions{})
 			CheckMeaning(withOld, plan.Diff(oldp, newp))
