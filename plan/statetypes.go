@@ -42,6 +42,9 @@ import (
 //	rank (AppendFast)             data-state-with-append     Map<Row<sort keys>, List<Row<input>>>
 //	deduplicate (proc time)       deduplicate-state          Row<input> (keep last), Boolean (keep first)
 //	changelog-normalize           deduplicate-state          Row<input>
+//	over-aggregate (proc time,    inputState                 Map<Long, List<Row<input>>>
+//	ROWS n PRECEDING)             processedCountState,       Long
+//	                              smallestTSState            (accState: not derived)
 //
 // Anything else is reported as not derived, with the reason, never guessed. Time attributes
 // (PROCTIME, ROWTIME columns) have no SQL string in the plan: such a field is "" and never
@@ -131,6 +134,8 @@ func (n *Node) StateTypes() StateTypes {
 		why = n.rankTypes(st.Values)
 	case "stream-exec-deduplicate":
 		why = n.dedupTypes(st.Values)
+	case "stream-exec-over-aggregate":
+		why = n.overTypes(st.Values)
 	case "stream-exec-changelog-normalize":
 		var cols []column
 		if cols, why = n.inputColumns(0); why == "" {
@@ -334,4 +339,37 @@ func (n *Node) accumulatorTypes() ([]string, string) {
 		}
 	}
 	return out, ""
+}
+
+// overTypes: a processing-time ROWS ... PRECEDING over aggregate buffers its input rows by
+// arrival time and counts them; its accumulators (accState) carry retraction state statecraft
+// does not derive.
+func (n *Node) overTypes(vals map[string]ValueType) string {
+	groups := gjson.Get(n.Raw, "overSpec.groups").Array()
+	if len(groups) != 1 {
+		return fmt.Sprintf("over aggregate with %d window groups: statecraft derives one group's state only", len(groups))
+	}
+	g := groups[0]
+	order := g.Get("orderBy.fields.0.index")
+	if !g.Get("isRows").Bool() || g.Get("lowerBound.kind").Str != "BOUNDED_WINDOW" || !order.Exists() {
+		return "statecraft derives the over aggregate's state for ROWS n PRECEDING windows only"
+	}
+	proctime := false
+	for _, e := range n.Inputs {
+		if up := n.owner.Node(e.Source); e.Input == 0 && up != nil {
+			proctime = gjson.Get(up.Raw, fmt.Sprintf("outputType.fields.%d.fieldType.kind", order.Int())).Str == "PROCTIME"
+		}
+	}
+	if !proctime {
+		return "statecraft derives the over aggregate's state for processing-time order only"
+	}
+	cols, why := n.inputColumns(0)
+	if why != "" {
+		return why
+	}
+	long := ValueType{Kind: "Long"}
+	vals["inputState"] = shape("Map", long, shape("List", RowOf(columnTypes(cols))))
+	vals["processedCountState"] = long
+	vals["smallestTSState"] = long
+	return ""
 }
