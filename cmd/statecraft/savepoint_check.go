@@ -157,11 +157,18 @@ func writeCheckText(w io.Writer, out checkOutput, operators int) error {
 		verdict = fmt.Sprintf("restores as far as checked: every operator with state in the savepoint is claimed by the plan, but the types of %s were not checked (see the info lines)",
 			english.Count(out.TypesNotChecked, "node"))
 	}
-	meaning := 0
+	meaning, migrates := 0, 0
 	for _, f := range out.Findings {
-		if f.Code == "state-meaning" {
+		switch f.Code {
+		case "state-meaning":
 			meaning++
+		case "type-migrates":
+			migrates++
 		}
+	}
+	if migrates > 0 {
+		// TTL switched on or off: it restores only because Flink 2.2+ migrates the values.
+		verdict += fmt.Sprintf("; Flink migrates %s on restore (see the info lines)", english.Count(migrates, "state"))
 	}
 	if !out.Restores && meaning == out.Count(bridge.SevError) {
 		verdict = fmt.Sprintf("do NOT restore: Flink would, but %s would read state written with another meaning (wrong results)", english.Count(meaning, "node"))

@@ -135,6 +135,8 @@ func TestSavepointCheckTypes(t *testing.T) {
 		{[]string{"--plan", newPlan("count-distinct")}, exitOK, "types not checked: accState (aggCalls.0 ($COUNT$1) is DISTINCT"},
 		{[]string{"--plan", newPlan("count-distinct"), "--strict"}, exitFindings, "restores as far as checked"},
 		{[]string{"--plan", newPlan("sum-to-max")}, exitOK, "restores: every operator with state in the savepoint is claimed by the plan, with the state types checked"},
+		// TTL switched on (Flink 2.3.0 restored it): restores because Flink migrates the values.
+		{[]string{"--plan", newPlan("ttl-switched-on")}, exitOK, "with the state types checked; Flink migrates 1 state on restore"},
 		{[]string{"--plan", newPlan("sum-to-max"), "--old-plan", filepath.Join(up, "agg-filter-added", "old.plan.json")}, exitFindings, "aggCalls.1.internalName \"$SUM$1\" -> \"$MAX$1\": Flink would restore it without an error and compute wrong results"},
 	}
 	for _, tc := range cases {
