@@ -5,7 +5,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -47,6 +46,7 @@ public final class GcLeftovers {
     private GcLeftovers() {}
 
     static final int BATCHES = 4;
+    // Set and read only in the child JVM (the job runs there), never in a served oracle.
     static final AtomicLong COMPLETED = new AtomicLong();
     /** The id of the last checkpoint whose barrier the source emitted before the last batch
      *  (-1 until the last batch is out). */
@@ -83,13 +83,7 @@ public final class GcLeftovers {
             try (Stream<Path> s = Files.list(root)) {
                 jobDir = s.filter(Files::isDirectory).findFirst().orElseThrow();
             }
-            Path latest;
-            try (Stream<Path> s = Files.list(jobDir)) {
-                latest = s.filter(q -> q.getFileName().toString().matches("chk-\\d+"))
-                        .filter(q -> Files.isRegularFile(q.resolve("_metadata")))
-                        .max(Comparator.comparingLong(q -> Long.parseLong(q.getFileName().toString().substring(4))))
-                        .orElseThrow(() -> new IllegalStateException("gc-leftovers: no complete checkpoint"));
-            }
+            Path latest = NativeCheckpoints.latestComplete(jobDir, "gc-leftovers", 1);
             SavepointJobs.Fixture f = new SavepointJobs.Fixture("gc-leftovers", "keyed", "rocksdb", false, true, false, 2, 128);
             ObjectNode expectation = StateDump.dump(latest.toString(), SavepointJobs.describe(f, latest.toString()));
             expectation.put("checkpoint", latest.getFileName().toString());
@@ -112,14 +106,7 @@ public final class GcLeftovers {
             conf.setString("state.backend.type", "rocksdb");
             conf.setString("execution.checkpointing.incremental", "true");
             conf.setString("execution.checkpointing.num-retained", "2");
-            conf.setString("execution.checkpointing.storage", "filesystem");
-            conf.setString("execution.checkpointing.dir", root.toUri().toString());
-            conf.setString("execution.checkpointing.interval", "200ms");
-            conf.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
-            conf.setString("execution.checkpointing.data-inline-threshold", "0b");
-            conf.setString("taskmanager.numberOfTaskSlots", "4");
-            conf.setString("rest.bind-port", "0");
-            conf.setString("pipeline.max-parallelism", "128");
+            NativeCheckpoints.retainedCheckpoints(conf, root);
             StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
             env.setMaxParallelism(128);
             env.addSource(new Source(), "batch-source", Types.LONG).uid("source").setParallelism(1)

@@ -70,15 +70,7 @@ public final class NativeCheckpoints {
      *  the "keyed" job's states, uid int-keyed). */
     static void make(Path out, Path tmp, String name, String backend, boolean nativeFormat, Configuration conf, int minRetained,
                      int batches, KeyedProcessFunction<Integer, Long, Long> fn) throws Exception {
-        conf.setString("execution.checkpointing.storage", "filesystem");
-        conf.setString("execution.checkpointing.dir", tmp.resolve("checkpoints").toUri().toString());
-        conf.setString("execution.checkpointing.interval", "200ms");
-        conf.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
-        // Every SST a file in shared/ (the default would inline these small ones in _metadata).
-        conf.setString("execution.checkpointing.data-inline-threshold", "0b");
-        conf.setString("taskmanager.numberOfTaskSlots", "4");
-        conf.setString("rest.bind-port", "0");
-        conf.setString("pipeline.max-parallelism", "128");
+        retainedCheckpoints(conf, tmp.resolve("checkpoints"));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
         env.setMaxParallelism(128);
 
@@ -107,15 +99,7 @@ public final class NativeCheckpoints {
             }
         }
         Path jobDir = tmp.resolve("checkpoints").resolve(job);
-        Path latest;
-        try (Stream<Path> s = Files.list(jobDir)) {
-            List<Path> chks = s.filter(p -> p.getFileName().toString().matches("chk-\\d+"))
-                    .filter(p -> Files.isRegularFile(p.resolve("_metadata")))
-                    .sorted(Comparator.comparingLong(p -> Long.parseLong(p.getFileName().toString().substring(4))))
-                    .toList();
-            if (chks.size() < minRetained) throw new IllegalStateException(name + ": " + chks.size() + " complete checkpoints retained, want " + minRetained);
-            latest = chks.get(chks.size() - 1);
-        }
+        Path latest = latestComplete(jobDir, name, minRetained);
         SavepointJobs.Fixture f = new SavepointJobs.Fixture(name, "keyed", backend, false, nativeFormat, false, 2, 128);
         ObjectNode expectation = null;
         if (!backend.equals("forst")) {
@@ -131,6 +115,32 @@ public final class NativeCheckpoints {
         Files.move(jobDir, dst);
         if (expectation != null) Json.write(out.resolve(name + ".expect.json"), expectation);
         System.out.println(name + "\t" + jobDir + " -> " + dst + ", latest " + latest.getFileName());
+    }
+
+    /** Sets conf for checkpoints every 200 ms into dir, retained on cancellation, none inlined
+     *  (every SST a file in shared/: the default would inline these small ones in _metadata), on a
+     *  local cluster of 4 slots with max parallelism 128. */
+    static void retainedCheckpoints(Configuration conf, Path dir) {
+        conf.setString("execution.checkpointing.storage", "filesystem");
+        conf.setString("execution.checkpointing.dir", dir.toUri().toString());
+        conf.setString("execution.checkpointing.interval", "200ms");
+        conf.setString("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+        conf.setString("execution.checkpointing.data-inline-threshold", "0b");
+        conf.setString("taskmanager.numberOfTaskSlots", "4");
+        conf.setString("rest.bind-port", "0");
+        conf.setString("pipeline.max-parallelism", "128");
+    }
+
+    /** The newest chk-N of jobDir whose _metadata exists; fewer than minRetained such is an error. */
+    static Path latestComplete(Path jobDir, String name, int minRetained) throws Exception {
+        try (Stream<Path> s = Files.list(jobDir)) {
+            List<Path> chks = s.filter(p -> p.getFileName().toString().matches("chk-\\d+"))
+                    .filter(p -> Files.isRegularFile(p.resolve("_metadata")))
+                    .sorted(Comparator.comparingLong(p -> Long.parseLong(p.getFileName().toString().substring(4))))
+                    .toList();
+            if (chks.size() < minRetained) throw new IllegalStateException(name + ": " + chks.size() + " complete checkpoints retained, want " + minRetained);
+            return chks.get(chks.size() - 1);
+        }
     }
 
     /** Emits records 0..39 in batches (the last one takes the remainder); after each it waits for
