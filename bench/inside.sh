@@ -6,15 +6,21 @@
 #   - `savepoint diff A B` of the savepoint and a copy of it in which `migrate patch` changed the
 #     value of 1,000 keys, against reading both once (`dump --format jsonl` of A, then of B; target:
 #     within 3x), with diff's peak RSS; the diff must report exactly those 1,000 changes;
-#   - `savepoint dump --format parquet -o DIR/` of the keyed operator, with its peak RSS.
+#   - `savepoint dump --format parquet -o DIR/` of the keyed operator, with its peak RSS;
+#   - the same export of a savepoint written by Flink (oracle bench-savepoint: ValueState and
+#     MapState, PQ_KEYS keys x (1 + 9) entries) against the State Processor API job that reads it
+#     and writes the same two Parquet files with parquet-avro (oracle bench-spa-parquet; target:
+#     statecraft at least 10x faster); both outputs are checked to hold the same rows (pyarrow).
 #
 #   bench/inside.sh [KEYS] [RUNS]     defaults: 1250000 keys (about 10M entries), 3 runs
 #   BENCH_OUT=FILE                    also write the section to FILE
+#   BENCH_INSIDE_PQ_KEYS=N            keys of the Flink-written savepoint (default 1000000: 10M
+#                                     entries; generated once and kept under .bench/, as bench/run.sh does)
+#   BENCH_SKIP_JAVA=1                 skip the State Processor API peer (no JVM)
 #
 # The savepoint is grown from the Flink-made fixture testdata/savepoints/keyed-hashmap
 # (grow_savepoint in bench/lib.sh). Times are wall and CPU (user + system) means; on a shared
 # machine the CPU time and the ratios of commands run side by side are what count.
-# Not measured here (yet): the State Processor API peer of the Parquet export.
 set -euo pipefail
 keys="${1:-1250000}"
 runs="${2:-3}"
@@ -47,6 +53,41 @@ measure both "$runs" "'$sc' savepoint dump '$work/src' --format jsonl > /dev/nul
 measure diff "$runs" "'$sc' savepoint diff '$work/src' '$work/b' > /dev/null; [ \$? = 2 ]"
 measure pq "$runs" "rm -rf '$work/pq' && '$sc' savepoint dump '$work/src' --operator uid:int-keyed --format parquet -o '$work/pq/' > /dev/null"
 
+# ---------- Parquet export against the State Processor API ----------
+pq_section=""
+if [ -z "${BENCH_SKIP_JAVA:-}" ]; then
+  oracle="$root/testdata/oracle/run.sh"
+  pq_keys="${BENCH_INSIDE_PQ_KEYS:-1000000}"
+  fsp="$root/.bench/sp-k$pq_keys-m9-hashmap"
+  if [ ! -f "$fsp/_metadata" ]; then
+    mkdir -p "$root/.bench"
+    rm -rf "$fsp"
+    "$oracle" bench-savepoint "$fsp" "$pq_keys" 9 hashmap > "$work/gen.log" 2>&1 || { tail -30 "$work/gen.log" >&2; exit 1; }
+  fi
+  # The peer's build (Maven resolve, javac) happens here, untimed.
+  ORACLE_PROFILE=bench-parquet "$oracle" version > /dev/null
+  measure spapq 1 "rm -rf '$work/spa-pq' && ORACLE_PROFILE=bench-parquet '$oracle' bench-spa-parquet '$fsp' '$work/spa-pq' > '$work/spa-pq.log' 2>&1"
+  measure scpq "$runs" "rm -rf '$work/sc-pq' && '$sc' savepoint dump '$fsp' --operator uid:bench-keyed --format parquet -o '$work/sc-pq/' > /dev/null"
+  # Same rows in both: every column of both files, sorted.
+  python3 - "$work/sc-pq" "$work/spa-pq" <<'PY' || { echo "statecraft's and the State Processor API's Parquet files differ; no result" >&2; exit 1; }
+import sys, pyarrow.parquet as pq
+for name, cols in (("count", ["keyGroup", "key", "value"]), ("attrs", ["keyGroup", "key", "userKey", "value"])):
+    got = [sorted(zip(*(pq.read_table(f"{d}/{name}.parquet", columns=cols).column(c).to_pylist() for c in cols))) for d in sys.argv[1:3]]
+    if got[0] != got[1] or not got[0]:
+        sys.exit(f"{name}: {len(got[0])} rows from statecraft, {len(got[1])} from the State Processor API, or other values")
+PY
+  pq_entries=$(( pq_keys * 10 ))
+  pq_section=$(
+    echo
+    echo "Parquet export of a savepoint written by Flink (oracle bench-savepoint, hashmap: $pq_keys keys x (1 value + 9 map entries) = $pq_entries entries, $(( $(du -sb "$fsp" | cut -f1) >> 20 )) MiB), both files checked to hold the same rows (pyarrow) before the result:"
+    echo
+    echo "| command | runs | wall (mean) | CPU (mean) | peak RSS | speed-up (wall / CPU) | target |"
+    echo "|---|---|---|---|---|---|---|"
+    echo "| State Processor API job + parquet-avro (oracle bench-spa-parquet) | 1 | ${spapq_wall} ms | ${spapq_cpu} ms | ${spapq_rss} MiB | 1 | peer |"
+    echo "| savepoint dump --operator uid:bench-keyed --format parquet -o DIR/ | $runs | ${scpq_wall} ms | ${scpq_cpu} ms | ${scpq_rss} MiB | $(ratio "$spapq_wall" "$scpq_wall")x / $(ratio "$spapq_cpu" "$scpq_cpu")x | >= 10x |"
+  )
+fi
+
 section=$(
   echo "## savepoint stats, diff and Parquet export (bench/inside.sh)"
   echo
@@ -58,7 +99,8 @@ section=$(
   echo "| savepoint stats > /dev/null | ${stats_wall} ms | ${stats_cpu} ms | ${stats_rss} MiB | $(ratio "$stats_wall" "$dump_wall")x / $(ratio "$stats_cpu" "$dump_cpu")x | <= 1.5x, RSS < 256 MiB |"
   echo "| savepoint dump --format jsonl of A, then of B | ${both_wall} ms | ${both_cpu} ms | ${both_rss} MiB | 1 | peer of diff |"
   echo "| savepoint diff A B > /dev/null | ${diff_wall} ms | ${diff_cpu} ms | ${diff_rss} MiB | $(ratio "$diff_wall" "$both_wall")x / $(ratio "$diff_cpu" "$both_cpu")x | <= 3x, bounded RSS |"
-  echo "| savepoint dump --format parquet -o DIR/ | ${pq_wall} ms | ${pq_cpu} ms | ${pq_rss} MiB | $(ratio "$pq_wall" "$dump_wall")x / $(ratio "$pq_cpu" "$dump_cpu")x of dump jsonl | >= 10x faster than the State Processor API (peer not run yet) |"
+  echo "| savepoint dump --format parquet -o DIR/ | ${pq_wall} ms | ${pq_cpu} ms | ${pq_rss} MiB | $(ratio "$pq_wall" "$dump_wall")x / $(ratio "$pq_cpu" "$dump_cpu")x of dump jsonl | the State Processor API peer: below |"
+  echo "$pq_section"
 )
 echo "$section"
 if [ -n "${BENCH_OUT:-}" ]; then echo "$section" > "$BENCH_OUT"; fi

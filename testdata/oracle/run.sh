@@ -9,7 +9,11 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 flink_version="${FLINK_VERSION:-2.3.0}"
-target="$here/target/flink-$flink_version"
+# ORACLE_PROFILE=bench-parquet adds that Maven profile's jars (Parquet, the Hadoop client) and the
+# sources under src/bench-parquet/java (the Parquet benchmark peer) in a build of its own: every
+# other command runs without Hadoop on its classpath.
+profile="${ORACLE_PROFILE:-}"
+target="$here/target/flink-$flink_version${profile:+-$profile}"
 mkdir -p "$target"
 # An old Flink with its own pom (pom-1.17.xml for 1.17.x) resolves only what its fixtures need,
 # so pom.xml's classpath for 2.3.0 and 1.20.0 stays as it is.
@@ -20,7 +24,7 @@ fi
 exec 9>"$target/.lock"
 flock 9
 if [ ! -s "$target/classpath.txt" ] || [ "$pom" -nt "$target/classpath.txt" ]; then
-  mvn -B -q -f "$pom" -Dflink.version="$flink_version" dependency:resolve dependency:build-classpath \
+  mvn -B -q -f "$pom" -Dflink.version="$flink_version" ${profile:+-P"$profile"} dependency:resolve dependency:build-classpath \
     -Dmdep.outputFile="$target/classpath.txt" >&2
 fi
 cp="$(cat "$target/classpath.txt")"
@@ -45,6 +49,7 @@ if [ ! -d "$classes" ]; then
   else
     (cd "$here" && find src/main/java -name '*.java') | sed "s|^|$here/|" > "$tmp.sources"
   fi
+  if [ -n "$profile" ]; then find "$here/src/$profile/java" -name '*.java' >> "$tmp.sources"; fi
   javac -nowarn -encoding UTF-8 --release 17 -cp "$cp" -d "$tmp" @"$tmp.sources" >&2
   if [ -d "$here/src/main/resources" ]; then cp -r "$here/src/main/resources/." "$tmp/"; fi
   rm -rf "$tmp.sources" "$tmp.src"
