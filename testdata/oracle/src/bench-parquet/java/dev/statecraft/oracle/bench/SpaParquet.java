@@ -9,19 +9,12 @@ import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.MapState;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.typeinfo.TypeHint;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.java.tuple.Tuple4;
+import org.apache.flink.api.java.tuple.Tuple3;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.state.api.OperatorIdentifier;
 import org.apache.flink.state.api.SavepointReader;
-import org.apache.flink.state.api.functions.KeyedStateReaderFunction;
 import org.apache.flink.util.CloseableIterator;
-import org.apache.flink.util.Collector;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.avro.AvroParquetWriter;
 import org.apache.parquet.hadoop.ParquetWriter;
@@ -31,9 +24,9 @@ import org.apache.parquet.io.LocalOutputFile;
 /**
  * {@code bench-spa-parquet SAVEPOINT OUTDIR [BACKEND]}: the peer of {@code statecraft savepoint
  * dump --operator uid:bench-keyed --format parquet -o DIR/} in the benchmarks (bench/inside.sh).
- * A State Processor API job reads both keyed states of a {@code bench-savepoint} savepoint, and
- * the client writes them with parquet-avro, one file per state as statecraft does:
- * OUTDIR/count.parquet (keyGroup, key, value) and OUTDIR/attrs.parquet (keyGroup, key, userKey,
+ * A State Processor API job reads both keyed states of a {@code bench-savepoint} savepoint with
+ * the rescale peer's reader (SpaRescale.ReadAll: one record per key), and the client writes them
+ * with parquet-avro, one file per state as statecraft does: OUTDIR/count.parquet (keyGroup, key, value) and OUTDIR/attrs.parquet (keyGroup, key, userKey,
  * value), uncompressed as statecraft writes them, in parquet-avro's default row groups. Records
  * are collected to the client as SpaDump collects them. Prints the row counts to stderr.
  *
@@ -56,29 +49,28 @@ public final class SpaParquet {
                 .requiredInt("keyGroup").optionalInt("key").optionalInt("userKey").optionalLong("value").endRecord();
         SavepointReader reader = SavepointReader.read(SpaDump.env(), args[0], SpaDump.backend(args.length > 2 ? args[2] : "hashmap"));
         long nv = 0, nm = 0;
-        TypeInformation<Tuple4<Integer, Integer, Integer, Long>> rows = TypeInformation.of(new TypeHint<>() {});
         try (ParquetWriter<GenericRecord> wv = writer(out.resolve("count.parquet"), value);
              ParquetWriter<GenericRecord> wm = writer(out.resolve("attrs.parquet"), map);
-             CloseableIterator<Tuple4<Integer, Integer, Integer, Long>> it = reader
-                     .readKeyedState(OperatorIdentifier.forUid(BenchSavepoint.UID), new Rows(), Types.INT, rows)
+             CloseableIterator<Tuple3<Integer, Long, Map<Integer, Long>>> it = reader
+                     .readKeyedState(OperatorIdentifier.forUid(BenchSavepoint.UID), new SpaRescale.ReadAll(), Types.INT, SpaRescale.RECORD)
                      .executeAndCollect("statecraft-bench-spa-parquet")) {
             while (it.hasNext()) {
-                Tuple4<Integer, Integer, Integer, Long> r = it.next();
+                Tuple3<Integer, Long, Map<Integer, Long>> r = it.next();
                 int kg = KeyGroupRangeAssignment.assignToKeyGroup(r.f0, BenchSavepoint.MAX_PARALLELISM);
-                GenericRecord g;
-                if (r.f1 == 0) {
-                    g = new GenericData.Record(value);
+                if (r.f1 != null) {
+                    GenericRecord g = new GenericData.Record(value);
                     g.put("keyGroup", kg);
                     g.put("key", r.f0);
-                    g.put("value", r.f3);
+                    g.put("value", r.f1);
                     wv.write(g);
                     nv++;
-                } else {
-                    g = new GenericData.Record(map);
+                }
+                for (Map.Entry<Integer, Long> e : r.f2.entrySet()) {
+                    GenericRecord g = new GenericData.Record(map);
                     g.put("keyGroup", kg);
                     g.put("key", r.f0);
-                    g.put("userKey", r.f2);
-                    g.put("value", r.f3);
+                    g.put("userKey", e.getKey());
+                    g.put("value", e.getValue());
                     wm.write(g);
                     nm++;
                 }
@@ -95,24 +87,5 @@ public final class SpaParquet {
                 .withConf(new Configuration())
                 .withCompressionCodec(CompressionCodecName.UNCOMPRESSED)
                 .build();
-    }
-
-    /** (key, 0, null, value) for the value state, (key, 1, userKey, value) per map entry. */
-    static final class Rows extends KeyedStateReaderFunction<Integer, Tuple4<Integer, Integer, Integer, Long>> {
-        private transient ValueState<Long> value;
-        private transient MapState<Integer, Long> map;
-
-        @Override
-        public void open(OpenContext ctx) {
-            value = getRuntimeContext().getState(BenchSavepoint.valueDescriptor());
-            map = getRuntimeContext().getMapState(BenchSavepoint.mapDescriptor());
-        }
-
-        @Override
-        public void readKey(Integer key, Context ctx, Collector<Tuple4<Integer, Integer, Integer, Long>> out) throws Exception {
-            Long v = value.value();
-            if (v != null) out.collect(Tuple4.of(key, 0, -1, v));
-            for (Map.Entry<Integer, Long> e : map.entries()) out.collect(Tuple4.of(key, 1, e.getKey(), e.getValue()));
-        }
     }
 }
