@@ -8,8 +8,9 @@
 #   BENCH_SKIP_JAVA=1            skip the targets that need the oracle (dump and rescale peers)
 #   BENCH_SKIP_PLAN=1            skip the plan and inspect targets (no JVM in those)
 #   BENCH_SKIP_DUMP=1            skip the savepoint dump target (its State Processor API peer)
-#   BENCH_SKIP_INSIDE=1          skip savepoint stats and the Parquet export (bench/inside.sh;
-#                                BENCH_INSIDE_KEYS=N sets its size, default 1250000 keys = 10M entries)
+#   BENCH_SKIP_INSIDE=1          skip savepoint stats, diff and the Parquet export (bench/inside.sh;
+#                                BENCH_INSIDE_KEYS=N sets its size, default 1250000 keys = 10M entries;
+#                                BENCH_INSIDE_PQ_KEYS=N the Flink-written savepoint of its Parquet peer)
 #   BENCH_SKIP_SPA=1             skip the State Processor API peer of the rescale (minutes at 10M
 #                                entries); the rescaled copy is then checked against the source.
 #                                With the two above, only the rescale and its cp -r peers run:
@@ -307,7 +308,7 @@ fi
 
 # ---------- savepoint stats and Parquet export (issue 16; no JVM) ----------
 if [ -z "${BENCH_SKIP_INSIDE:-}" ]; then
-  log "savepoint stats and dump --format parquet (bench/inside.sh)"
+  log "savepoint stats, diff and dump --format parquet (bench/inside.sh)"
   "$root/bench/inside.sh" "${BENCH_INSIDE_KEYS:-1250000}" "$big_sc_runs" > "$work/inside.md"
 fi
 
