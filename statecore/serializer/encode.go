@@ -25,6 +25,7 @@ import (
 //	Map (as a value)             [{"key": .., "value": ..}]
 //	Tuple, POJO, TimeWindow      object {"f0": ..}, {field: ..} (null for a null POJO), {"start", "end"}
 //	Row                          array of the fields (null for a null field)
+//	SQL RowData                  array of the fields (rowdata_encode.go)
 //	Enum                         the constant's name
 //	VoidNamespace, GlobalWindow  null, "GlobalWindow"
 //	unknown serializer           {"serializer": .., "base64": ..}: the bytes as they were
@@ -161,6 +162,8 @@ func newEncoder(s *Snapshot) (Encoder, error) {
 			}
 			return binary.BigEndian.AppendUint32(b, uint32(i)), nil
 		}, nil
+	case classRowData:
+		return newRowDataEncoder(s)
 	case classRow:
 		fs := make([]Encoder, len(s.Nested))
 		for i := range s.Nested {

@@ -13,6 +13,11 @@ import dev.statecraft.oracle.common.Json;
  * in one oracle call, so that a test checking several savepoints pays for one request. Every pair
  * is judged (all rejections are printed, each naming its savepoint). Exit 0 = all accepted,
  * 1 = some rejected, 2 = usage.
+ *
+ * <p>An EXPECT of the form {@code {"plan": PLAN_JSON, "spec": UPGRADE_SPEC_JSON}} judges a SQL
+ * job's savepoint instead: {@code judge-plan PLAN SPEC DIR} must accept it (the compiled plan
+ * restored from DIR, non-restored state disallowed, carries the state on as the spec's "after"
+ * rows say).
  */
 public final class SavepointsJudge {
     private SavepointsJudge() {}
@@ -31,6 +36,17 @@ public final class SavepointsJudge {
                 continue;
             }
             JsonNode expectation = Json.read(Paths.get(args[i + 1]));
+            if (expectation.has("plan") && expectation.has("spec")) {
+                int code = dev.statecraft.oracle.plans.PlanJudge.run(new String[] {
+                    expectation.get("plan").asText(), expectation.get("spec").asText(), sp.toString()});
+                if (code != 0) {
+                    System.err.println("rejected: " + sp + ": judge-plan exited " + code + " (reason above)");
+                    rejected++;
+                    continue;
+                }
+                System.out.println("accepted: " + sp + " (restored under EXECUTE PLAN, state carried on)");
+                continue;
+            }
             String reason = SavepointJudge.judge(sp.toString(), expectation);
             if (reason != null) {
                 System.err.println("rejected: " + sp + ": " + reason);
