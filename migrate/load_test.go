@@ -10,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/oracletest"
+	"github.com/statecraft/statecraft/spec"
 	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/savepoint"
 )
 
 // dumpKeyed returns the keyed records and timers of every operator of the savepoint at dir as
@@ -81,6 +85,95 @@ func TestLoadRoundTrip(t *testing.T) {
 	}
 }
 
+// createSpec creates a savepoint from the declaration testdata/specs/NAME.yaml (edited by
+// replace: old, new pairs) and the dump of fixture NAME.
+func createSpec(t *testing.T, name string, replace ...string) string {
+	t.Helper()
+	src := fixture(t, name)
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "specs", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for i := 0; i+1 < len(replace); i += 2 {
+		if !strings.Contains(text, replace[i]) {
+			t.Fatalf("%s.yaml has no %q", name, replace[i])
+		}
+		text = strings.Replace(text, replace[i], replace[i+1], 1)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := spec.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.WriteEmpty(empty); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ := run(t, empty, Options{}, &Load{Data: data})
+	return dst
+}
+
+// TestLoadSpec: a savepoint declared like a fixture (testdata/specs) and loaded with the
+// fixture's dump holds exactly the dumped entries, its operators have the fixture's ids,
+// parallelism and max parallelism, and every keyed-state header is byte for byte the one Flink
+// wrote (key type, states, serializer snapshots).
+func TestLoadSpec(t *testing.T) {
+	for _, name := range []string{"types-hashmap", "window-hashmap"} {
+		t.Run(name, func(t *testing.T) {
+			dst := createSpec(t, name)
+			want, got := dumpKeyed(t, fixture(t, name)), dumpKeyed(t, dst)
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, want) || len(want) == 0 {
+				t.Fatalf("the declared savepoint holds %d records, the fixture %d (or they differ)", len(got), len(want))
+			}
+			flink, ours := open(t, fixture(t, name)), open(t, dst)
+			if len(flink.Metadata.Operators) != len(ours.Metadata.Operators) {
+				t.Fatalf("%d operators, Flink's has %d", len(ours.Metadata.Operators), len(flink.Metadata.Operators))
+			}
+			for _, fo := range flink.Metadata.Operators {
+				i := slices.IndexFunc(ours.Metadata.Operators, func(o *metadata.OperatorState) bool { return o.ID == fo.ID })
+				if i < 0 {
+					t.Fatalf("no operator %s (%s)", fo.ID, fo.UID)
+				}
+				o := ours.Metadata.Operators[i]
+				if o.UID != fo.UID || o.Parallelism != fo.Parallelism || o.MaxParallelism != fo.MaxParallelism {
+					t.Errorf("operator %s: uid %q parallelism %d/%d, Flink's %q %d/%d", fo.ID, o.UID, o.Parallelism, o.MaxParallelism, fo.UID, fo.Parallelism, fo.MaxParallelism)
+				}
+				if !hasKeyed(fo) {
+					continue
+				}
+				hf, hs := header(t, flink, fo), header(t, ours, o)
+				if !bytes.Equal(hf.Raw, hs.Raw) {
+					t.Errorf("operator %s: keyed-state header differs from Flink's (%d vs %d bytes)", fo.ID, len(hs.Raw), len(hf.Raw))
+				}
+			}
+		})
+	}
+}
+
+func header(t *testing.T, sp *savepoint.Savepoint, op *metadata.OperatorState) *keyed.Header {
+	t.Helper()
+	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+	if err != nil || len(subs) == 0 {
+		t.Fatalf("operator %s: %d subtasks, %v", op.ID, len(subs), err)
+	}
+	defer closeAll()
+	return subs[0].Header
+}
+
 // TestLoadSpills: a spill budget far below the data makes every partition go through its spill
 // file more than once, and the output is still exactly the dump.
 func TestLoadSpills(t *testing.T) {
@@ -137,8 +230,10 @@ func TestLoadRefusals(t *testing.T) {
 // state loaded into a native RocksDB savepoint's operators (canonical now); a savepoint purged
 // of its expired TTL entries, finding exactly the entries (and list elements) left; a patched
 // savepoint, finding exactly the entries set, added and deleted; and the SQL group aggregate's
-// savepoint created from its (edited) dump, restored under EXECUTE PLAN (createSQL). One oracle
-// call judges them all.
+// savepoint created from its (edited) dump, restored under EXECUTE PLAN (createSQL); savepoints
+// declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
+// dumps, finding exactly their state; and one declared with a state's type wrong, which the
+// judge must refuse. One oracle call judges them all.
 func TestOracleWrite(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel()
@@ -153,11 +248,34 @@ func TestOracleWrite(t *testing.T) {
 	args = append(args, dst, patchedExpect(t).file(t))
 	dst, planExpect := createSQL(t)
 	args = append(args, dst, planExpect)
-	out, err := runOracle(t, append([]string{"judge-savepoints"}, args...)...)
-	if err != nil {
-		t.Fatalf("Flink rejected a written savepoint: %v\n%s", err, tail(out))
+	// Declared savepoints (testdata/specs) judged by the expectations of the fixtures they
+	// declare; the last declares score as Long where the job has Integer, and must be refused.
+	for _, name := range []string{"types-hashmap", "window-hashmap"} {
+		args = append(args, createSpec(t, name), loadExpect(t, name).file(t))
 	}
-	t.Logf("%s", bytes.TrimSpace(out))
+	wrong := createSpec(t, "types-hashmap", "{name: score, kind: value, valueType: Integer}", "{name: score, kind: value, valueType: Long}")
+	args = append(args, wrong, loadExpect(t, "types-hashmap").file(t))
+	out, err := runOracle(t, append([]string{"judge-savepoints"}, args...)...)
+	if err != nil && oracletest.ExitCode(err) != 1 {
+		t.Fatalf("oracle: %v\n%s", err, tail(out))
+	}
+	for i := 0; i < len(args); i += 2 {
+		verdict := "accepted: " + args[i]
+		if args[i] == wrong {
+			verdict = "rejected: " + args[i]
+		}
+		if !bytes.Contains(out, []byte(verdict+" ")) && !bytes.Contains(out, []byte(verdict+":")) {
+			t.Errorf("want %q in the judge's output", verdict)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("the judge's verdicts differ:\n%s", tail(out))
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "accepted: ") || strings.HasPrefix(l, "rejected: ") {
+			t.Log(l)
+		}
+	}
 }
 
 // createSQL creates a savepoint like the SQL group aggregate's from its dump with key 1's
@@ -217,8 +335,18 @@ func createSQL(t *testing.T) (dst, expect string) {
 		"after":        map[string]any{"steps": steps, "expect": map[string]any{"counts": rows}},
 	})
 	expect = filepath.Join(dir, "expect.json")
-	plan, err := filepath.Abs(filepath.Join("..", "testdata", "savepoints", name+".plan.json"))
+	// The fixture's source idles after its script (the savepoint was taken from a running job);
+	// the judge's job must end when its script does, so its source finishes: same operators.
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "savepoints", name+".plan.json"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	finishing := strings.Replace(string(b), `"after-script" : "idle"`, `"after-script" : "finish"`, 1)
+	if finishing == string(b) {
+		t.Fatal(`the plan has no "after-script" : "idle" option to turn into finish`)
+	}
+	plan := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(plan, []byte(finishing), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	writeJSON(t, expect, map[string]any{"plan": plan, "spec": spec})

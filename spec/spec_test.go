@@ -1,0 +1,85 @@
+package spec
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/statecraft/statecraft/statecore/metadata"
+)
+
+// TestPropertiesAreFlinks: the CheckpointProperties a declared savepoint ends with are the bytes
+// Flink 2.3.0 and 1.20.0 wrote into every canonical savepoint fixture.
+func TestPropertiesAreFlinks(t *testing.T) {
+	var mds []string
+	for _, g := range []string{"../testdata/savepoints/*/_metadata", "../testdata/flink-1.20/savepoints/*/_metadata"} {
+		m, _ := filepath.Glob(g)
+		mds = append(mds, m...)
+	}
+	n := 0
+	for _, md := range mds {
+		f, err := os.Open(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := metadata.Decode(f, md)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !canonical(t, filepath.Dir(md)) {
+			continue
+		}
+		n++
+		if !bytes.Equal(m.Tail, savepointProperties) {
+			t.Errorf("%s: Flink's CheckpointProperties differ from the ones a declared savepoint gets", md)
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d canonical savepoint fixtures: the test proves little", n)
+	}
+}
+
+// canonical reports whether fixture dir is a canonical DataStream savepoint (its expectation
+// says so; SQL jobs' stop-with-savepoint and native savepoints carry other properties).
+func canonical(t *testing.T, dir string) bool {
+	b, err := os.ReadFile(dir + ".expect.json")
+	return err == nil && bytes.Contains(b, []byte(`"format": "canonical"`)) && !strings.Contains(filepath.Base(dir), "sql")
+}
+
+// TestReadRefusals: a bad declaration is one error naming the file, the line and what is wrong.
+func TestReadRefusals(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"unknown type", "operators:\n  - uid: a\n    keyType: Integr\n", "spec.yaml:3: keyType: type \"Integr\": unknown type Integr"},
+		{"tuple arity", "operators:\n  - uid: a\n    keyType: Integer\n    states:\n      - {name: s, kind: value, valueType: \"Tuple3<Long>\"}\n", "states[0] (line 5): valueType (line 5): type \"Tuple3<Long>\": Tuple3 needs 3 type arguments"},
+		{"no id", "operators:\n  - parallelism: 2\n", "spec.yaml:2: operators[0]: an operator needs a uid or a uidHash"},
+		{"uid and hash disagree", "operators:\n  - {uid: a, uidHash: 00000000000000000000000000000000}\n", "uid \"a\" hashes to"},
+		{"bad kind", "operators:\n  - uid: a\n    keyType: Long\n    states:\n      - {name: s, kind: folding, valueType: Long}\n", "state \"s\": kind \"folding\""},
+		{"map without user key", "operators:\n  - uid: a\n    keyType: Long\n    states:\n      - {name: s, kind: map, valueType: Long}\n", "a user key type is given for a map state, and only for one"},
+		{"states without key", "operators:\n  - uid: a\n    states:\n      - {name: s, kind: value, valueType: Long}\n", "keyed states declared without a keyType"},
+		{"parallelism", "operators:\n  - {uid: a, parallelism: 300, maxParallelism: 128}\n", "parallelism 300, max parallelism 128"},
+		{"unknown field", "operators:\n  - {uid: a, operatorState: x}\n", "field operatorState not found"},
+		{"pojo without fields", "operators:\n  - uid: a\n    keyType: {pojo: com.x.A}\n", "{pojo: CLASS, fields"},
+		{"twice", "operators:\n  - uid: a\n  - uid: a\n", "declared twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "spec.yaml")
+			os.WriteFile(f, []byte(tc.yaml), 0o644)
+			_, err := Read(f)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestDefaultMaxParallelism follows Flink's computeDefaultMaxParallelism.
+func TestDefaultMaxParallelism(t *testing.T) {
+	for _, c := range [][2]int32{{1, 128}, {85, 128}, {86, 256}, {200, 512}, {30000, 32768}} {
+		if got := defaultMaxParallelism(c[0]); got != c[1] {
+			t.Errorf("parallelism %d: %d, want %d", c[0], got, c[1])
+		}
+	}
+}
