@@ -232,8 +232,9 @@ func TestLoadRefusals(t *testing.T) {
 // savepoint, finding exactly the entries set, added and deleted; and the SQL group aggregate's
 // savepoint created from its (edited) dump, restored under EXECUTE PLAN (createSQL); savepoints
 // declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
-// dumps, finding exactly their state; and one declared with a state's type wrong, which the
-// judge must refuse. One oracle call judges them all.
+// dumps, finding exactly their state; a savepoint whose entries were deleted by predicate
+// (migrate patch --delete-where), finding exactly the rest; and one declared with a state's type
+// wrong, which the judge must refuse. One oracle call judges them all.
 func TestOracleWrite(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel()
@@ -253,6 +254,12 @@ func TestOracleWrite(t *testing.T) {
 	for _, name := range []string{"types-hashmap", "window-hashmap"} {
 		args = append(args, createSpec(t, name), loadExpect(t, name).file(t))
 	}
+	// Entries deleted by predicate: plain's values >= 37 and attrs' entries of user key a1.
+	dst, _ = run(t, fixture(t, "keyed-ttl-collections"), Options{}, mustPatchSteps(t, "", "plain: value >= 37", `attrs: userKey == "a1"`))
+	args = append(args, dst, deletedExpect(t, "keyed-ttl-collections", func(state string, en map[string]any) bool {
+		v, _ := en["value"].(json.Number).Int64()
+		return state == "plain" && v >= 37 || state == "attrs" && en["userKey"] == "a1"
+	}).file(t))
 	wrong := createSpec(t, "types-hashmap", "{name: score, kind: value, valueType: Integer}", "{name: score, kind: value, valueType: Long}")
 	args = append(args, wrong, loadExpect(t, "types-hashmap").file(t))
 	out, err := runOracle(t, append([]string{"judge-savepoints"}, args...)...)
@@ -276,6 +283,40 @@ func TestOracleWrite(t *testing.T) {
 			t.Log(l)
 		}
 	}
+}
+
+func mustPatchSteps(t *testing.T, data string, where ...string) Step {
+	t.Helper()
+	st, err := NewPatchSteps(data, where, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// deletedExpect is fixture name's expectation without the keyed entries gone says go.
+func deletedExpect(t *testing.T, name string, gone func(state string, entry map[string]any) bool) expectation {
+	t.Helper()
+	e := loadExpect(t, name)
+	removed := 0
+	for _, o := range e.list("operators") {
+		for _, ks := range o.(map[string]any)["keyedStates"].([]any) {
+			ks := ks.(map[string]any)
+			kept := []any{}
+			for _, en := range ks["entries"].([]any) {
+				if gone(ks["name"].(string), en.(map[string]any)) {
+					removed++
+					continue
+				}
+				kept = append(kept, en)
+			}
+			ks["entries"] = kept
+		}
+	}
+	if removed == 0 {
+		t.Fatal("no expected entry is deleted: the judge would prove nothing")
+	}
+	return e
 }
 
 // createSQL creates a savepoint like the SQL group aggregate's from its dump with key 1's

@@ -70,6 +70,7 @@ var stepFields = map[string][]string{
 	"rename-state":  {"*operator", "*from", "*to"},
 	"drop-state":    {"*operator", "*state"},
 	"drop-operator": {"*operator"},
+	"patch":         {"data", "delete-where", "operators"},
 	"offsets":       {"*operator", "set", "shift", "rename-topic", "drop-topic", "to-timestamp", "bootstrap-servers", "kafka-config"},
 }
 
@@ -94,6 +95,8 @@ type stepSpec struct {
 	ToTimestamp    string                      `yaml:"to-timestamp"`
 	Bootstrap      string                      `yaml:"bootstrap-servers"`
 	KafkaConfig    string                      `yaml:"kafka-config"`
+	Data           string                      `yaml:"data"`
+	DeleteWhere    yaml.Node                   `yaml:"delete-where"`
 }
 
 func parseStep(n *yaml.Node) (Step, error) {
@@ -161,6 +164,8 @@ func parseStep(n *yaml.Node) (Step, error) {
 			st.Operators = append(st.Operators, s)
 		}
 		return st, nil
+	case "patch":
+		return patchStep(&sp)
 	}
 	op, err := sel(sp.Operator)
 	if err != nil {
@@ -265,6 +270,90 @@ func addFields(n *yaml.Node) ([]AddField, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// patchStep reads a patch step: data (a file of records), delete-where (one predicate or a list)
+// and operators, as NewPatchSteps takes them.
+func patchStep(sp *stepSpec) (Step, error) {
+	items, ok := oneOrList(&sp.DeleteWhere, yaml.ScalarNode)
+	if !ok {
+		return nil, fmt.Errorf("line %d: patch: delete-where: want a predicate or a list of them", sp.DeleteWhere.Line)
+	}
+	var where []string
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: patch: delete-where: want predicates (STATE: FIELD OP LITERAL)", it.Line)
+		}
+		where = append(where, it.Value)
+	}
+	st, err := NewPatchSteps(sp.Data, where, sp.Operators)
+	if err != nil {
+		return nil, fmt.Errorf("patch: %w", err)
+	}
+	return st, nil
+}
+
+// NewPatchSteps is what `migrate patch` and a script's patch step run: the records of the data
+// file (Patch), then the entries the predicates hold for deleted (DeleteWhere) from the operators
+// given (selectors; default every keyed one).
+func NewPatchSteps(data string, where, operators []string) (Step, error) {
+	if data == "" && len(where) == 0 {
+		return nil, fmt.Errorf("give data, delete-where, or both")
+	}
+	if len(operators) > 0 && len(where) == 0 {
+		return nil, fmt.Errorf("operators select what delete-where reads; without delete-where they would change nothing")
+	}
+	var steps Steps
+	if data != "" {
+		steps = append(steps, &Patch{Data: data})
+	}
+	if len(where) > 0 {
+		dw := &DeleteWhere{}
+		for _, w := range where {
+			p, err := ParsePredicate(w)
+			if err != nil {
+				return nil, err
+			}
+			dw.Where = append(dw.Where, p)
+		}
+		for _, o := range operators {
+			sel, err := ParseSelector(o)
+			if err != nil {
+				return nil, err
+			}
+			dw.Operators = append(dw.Operators, sel)
+		}
+		steps = append(steps, dw)
+	}
+	if len(steps) == 1 {
+		return steps[0], nil
+	}
+	return steps, nil
+}
+
+// Steps applies its steps in order as one (a script's patch step is Patch, then DeleteWhere); its
+// report lists what each did, operator by operator.
+type Steps []Step
+
+// Describe says what the steps do.
+func (ss Steps) Describe() string {
+	var ds []string
+	for _, st := range ss {
+		ds = append(ds, st.Describe())
+	}
+	return strings.Join(ds, ", then ")
+}
+
+func (ss Steps) apply(s *session) (*StepReport, error) {
+	rep := &StepReport{Step: ss.Describe()}
+	for _, st := range ss {
+		r, err := st.apply(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", st.Describe(), err)
+		}
+		rep.Operators = append(rep.Operators, r.Operators...)
+	}
+	return rep, nil
 }
 
 // offsetsStep reads an offsets step: each of set, shift, rename-topic and drop-topic is one

@@ -38,6 +38,12 @@ steps:
   - rename-state: {operator: "uid:counter", from: seen, to: seen-v2}
   - drop-state: {operator: "uid:counter", state: names}
   - drop-operator: {operator: "uid:legacy"}
+  # keyed entries set or deleted by the records of a file (as migrate patch --data takes them),
+  # then deleted where a predicate holds (STATE: FIELD OP LITERAL; one or a list; any may hold)
+  - patch:
+      data: fixes.jsonl
+      delete-where: ["count: value == null", "session: ttlTimestamp < 1700000000000"]
+      operators: ["uid:counter"]   # optional: what delete-where reads (default every keyed operator)
   # a KafkaSource's positions: readers' splits and enumerator state together (one value or a list each)
   - offsets:
       operator: "uid:kafka-source"
