@@ -16,6 +16,8 @@
 #                                With the two above, only the rescale and its cp -r peers run:
 #     BENCH_SKIP_PLAN=1 BENCH_SKIP_DUMP=1 BENCH_SKIP_SPA=1 BENCH_RESCALE_KEYS=1000000 \
 #       BENCH_OUT=/tmp/rescale.md bench/run.sh
+#   BENCH_SKIP_WRITE=1           skip the write targets (bench/write.sh: savepoint create vs a State
+#                                Processor API bootstrap, migrate patch vs rescale)
 #   BENCH_SKIP_S3=1              skip the object-storage targets (bench/s3.sh: S3Proxy on loopback,
 #                                rclone copy as the peer)
 #   BENCH_SKIP_NATIVE=1          skip the native RocksDB targets (bench/native.sh: dump and convert of
@@ -325,6 +327,12 @@ if [ -z "${BENCH_SKIP_NATIVE:-}" ] && [ -z "${BENCH_SKIP_JAVA:-}" ]; then
   BENCH_OUT="" BENCH_NATIVE_RUNS="${BENCH_NATIVE_RUNS:-$big_sc_runs}" "$root/bench/native.sh" > "$work/native.md" || echo "bench/native.sh failed (see above)" > "$work/native.md"
 fi
 
+# ---------- writing state (bench/write.sh) ----------
+if [ -z "${BENCH_SKIP_WRITE:-}" ] && [ -z "${BENCH_SKIP_JAVA:-}" ]; then
+  log "savepoint create vs a State Processor API bootstrap, migrate patch vs rescale (bench/write.sh)"
+  BENCH_OUT="" "$root/bench/write.sh" "${BENCH_WRITE_KEYS:-1000000}" "$big_sc_runs" > "$work/write.md" || echo "bench/write.sh failed (see above)" > "$work/write.md"
+fi
+
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "# statecraft benchmarks"
@@ -377,6 +385,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   if [ -f "$work/inside.md" ]; then cat "$work/inside.md"; echo; fi
   if [ -f "$work/s3.md" ]; then cat "$work/s3.md"; echo; fi
   if [ -f "$work/native.md" ]; then cat "$work/native.md"; echo; fi
+  if [ -f "$work/write.md" ]; then cat "$work/write.md"; echo; fi
   if [ -f "$root/bench/notes.md" ]; then cat "$root/bench/notes.md"; echo; fi
   echo "## Go benchmarks (raw)"
   echo

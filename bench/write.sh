@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Write targets of issue 15, each measured side by side with its peer in the same run:
+#
+#   1. savepoint create --like SP --data DUMP.jsonl of the 10M-entry bench savepoint's dump: at
+#      least 20x faster than a State Processor API bootstrap job writing the same state (oracle
+#      bench-spa-bootstrap), peak RSS < 256 MiB (entries sorted by key group with spilling);
+#   2. migrate patch of 1,000 keys into that savepoint: within 2x of migrate rescale (to
+#      parallelism 4) reading the same savepoint.
+#
+#   bench/write.sh [KEYS] [RUNS]    defaults: 1000000 keys (10M entries, 1 + 9 per key), 3 runs
+#                                   of statecraft, 1 of the Java peer
+#   BENCH_OUT=FILE                  also write the markdown section there
+#
+# The input is the savepoint bench/run.sh uses (oracle bench-savepoint, cached under .bench/);
+# its dump is cached beside it. Every time is process start to exit; peak RSS is GNU time's.
+# Before a time is reported the outputs are checked: the created savepoint dumps to exactly the
+# input dump, the peer's holds as many entries, and the patched one differs from the source in
+# exactly the patched lines.
+set -euo pipefail
+keys="${1:-1000000}"
+runs="${2:-3}"
+map_per_key=9
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+cache="$root/.bench"
+mkdir -p "$cache"
+work="$(mktemp -d "$cache/write.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+log() { echo "[bench write $(date -u +%H:%M:%S)] $*" >&2; }
+[ -x /usr/bin/time ] || { [ "$(id -u)" = 0 ] && apt-get install -y -q time >&2; }
+
+sp="$cache/sp-k$keys-m$map_per_key-hashmap"
+if [ ! -f "$sp/_metadata" ]; then
+  log "generating $sp with Flink (oracle bench-savepoint $keys $map_per_key hashmap)"
+  rm -rf "$sp"
+  testdata/oracle/run.sh bench-savepoint "$sp" "$keys" "$map_per_key" hashmap > "$work/gen.log" 2>&1 || { tail -30 "$work/gen.log" >&2; exit 1; }
+fi
+go build -o "$work/statecraft" ./cmd/statecraft
+sc="$work/statecraft"
+dump="$sp.dump.jsonl"
+if [ ! -s "$dump" ]; then
+  log "dumping $sp"
+  "$sc" savepoint dump "$sp" > "$dump.tmp" && mv "$dump.tmp" "$dump"
+fi
+entries=$(wc -l < "$dump")
+
+# timed CMD...: runs it under GNU time; sets secs and rss_kib.
+timed() {
+  /usr/bin/time -f '%e %M' -o "$work/time.txt" "$@" > "$work/out.txt" 2> "$work/err.txt" || { cat "$work/err.txt" >&2; tail -5 "$work/out.txt" >&2; return 1; }
+  read -r secs rss_kib < "$work/time.txt"
+}
+best() { sort -g | head -1; }
+
+# ---------- 1. create vs State Processor API bootstrap ----------
+create_t=(); create_rss=0
+for i in $(seq "$runs"); do
+  rm -rf "$work/created"
+  timed "$sc" savepoint create "$work/created" --like "$sp" --data "$dump"
+  create_t+=("$secs"); [ "$rss_kib" -gt "$create_rss" ] && create_rss=$rss_kib
+  log "create run $i: $secs s, peak RSS $((rss_kib / 1024)) MiB"
+done
+"$sc" savepoint dump "$work/created" | sort > "$work/created.jsonl"
+sort "$dump" | cmp -s - "$work/created.jsonl" || { echo "bench/write.sh: the created savepoint does not dump to the input" >&2; exit 1; }
+rm -f "$work/created.jsonl"
+rm -rf "$work/spa"
+timed testdata/oracle/run.sh bench-spa-bootstrap "$work/spa" "$keys" "$map_per_key" hashmap
+spa_t=$secs; spa_rss=$rss_kib
+log "State Processor API bootstrap: $spa_t s"
+spa_entries=$("$sc" savepoint dump "$work/spa" | wc -l)
+[ "$spa_entries" = "$entries" ] || { echo "bench/write.sh: the peer wrote $spa_entries entries, want $entries" >&2; exit 1; }
+rm -rf "$work/spa"
+create_best=$(printf '%s\n' "${create_t[@]}" | best)
+
+# ---------- 2. patch 1,000 keys vs rescale ----------
+# 1,000 keys spread over the key space: their value state set to -k.
+awk -v n="$keys" 'BEGIN { step = int(n / 1000); if (step < 1) step = 1;
+  for (k = 0; k < n && c < 1000; k += step) { printf "{\"operator\":\"uid:bench-keyed\",\"state\":\"count\",\"key\":%d,\"namespace\":null,\"value\":%d}\n", k, -k; c++ } }' > "$work/patch.jsonl"
+patch_t=(); rescale_t=(); patch_rss=0
+for i in $(seq "$runs"); do
+  rm -rf "$work/patched" "$work/rescaled"
+  timed "$sc" migrate patch "$sp" "$work/patched" --data "$work/patch.jsonl"
+  patch_t+=("$secs"); [ "$rss_kib" -gt "$patch_rss" ] && patch_rss=$rss_kib
+  timed "$sc" migrate rescale "$sp" "$work/rescaled" --parallelism 4 --operator uid:bench-keyed
+  rescale_t+=("$secs")
+  log "run $i: patch ${patch_t[-1]} s, rescale $secs s"
+done
+changed=$("$sc" savepoint dump "$work/patched" | sort | comm -13 <(sort "$dump") - | wc -l)
+[ "$changed" = "$(wc -l < "$work/patch.jsonl")" ] || { echo "bench/write.sh: the patch changed $changed lines, want $(wc -l < "$work/patch.jsonl")" >&2; exit 1; }
+patch_best=$(printf '%s\n' "${patch_t[@]}" | best)
+rescale_best=$(printf '%s\n' "${rescale_t[@]}" | best)
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+section=$(cat <<MD
+## Writing state (bench/write.sh, $(date -u +%Y-%m-%d), load $(cut -d' ' -f1-3 /proc/loadavg))
+
+Input: bench-savepoint (Flink 2.3.0), $keys keys x (1 + $map_per_key) = $entries entries, and its dump (JSONL, $(($(stat -c %s "$dump") / 1048576)) MiB). Best of $runs runs for statecraft, one run of the Java peer.
+
+| target | statecraft | peer | ratio | goal |
+|---|---|---|---|---|
+| savepoint create --like --data (10M entries) | ${create_best} s, peak RSS $((create_rss / 1024)) MiB | State Processor API bootstrap ${spa_t} s (RSS $((spa_rss / 1024)) MiB) | $(ratio "$spa_t" "$create_best")x faster | >= 20x, RSS < 256 MiB |
+| migrate patch, 1,000 keys | ${patch_best} s, peak RSS $((patch_rss / 1024)) MiB | migrate rescale --parallelism 4 ${rescale_best} s | $(ratio "$patch_best" "$rescale_best")x the rescale's time | <= 2x |
+MD
+)
+echo "$section"
+[ -n "${BENCH_OUT:-}" ] && echo "$section" >> "$BENCH_OUT"
+exit 0
