@@ -257,8 +257,9 @@ func TestOracleWrite(t *testing.T) {
 	// Entries deleted by predicate: plain's values >= 37 and attrs' entries of user key a1.
 	dst, _ = run(t, fixture(t, "keyed-ttl-collections"), Options{}, mustPatchSteps(t, "", "plain: value >= 37", `attrs: userKey == "a1"`))
 	args = append(args, dst, deletedExpect(t, "keyed-ttl-collections", func(state string, en map[string]any) bool {
-		v, _ := en["value"].(json.Number).Int64()
-		return state == "plain" && v >= 37 || state == "attrs" && en["userKey"] == "a1"
+		n, _ := en["value"].(json.Number)
+		v, err := n.Int64()
+		return state == "plain" && err == nil && v >= 37 || state == "attrs" && en["userKey"] == "a1"
 	}).file(t))
 	wrong := createSpec(t, "types-hashmap", "{name: score, kind: value, valueType: Integer}", "{name: score, kind: value, valueType: Long}")
 	args = append(args, wrong, loadExpect(t, "types-hashmap").file(t))
