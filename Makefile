@@ -133,6 +133,8 @@ fixtures:
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	$(ORACLE) kafka-savepoint testdata/sources
+	# a Flink SQL job reading Kafka (the connector's table source) and its compiled plan
+	$(ORACLE) kafka-sql-savepoint testdata/sources
 	# a FileSource part way through a file (its input files are made in that directory, not committed)
 	$(ORACLE) file-source-savepoint testdata/sources /tmp/statecraft-file-source-input
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)

@@ -18,6 +18,35 @@ import (
 
 const kafkaFixture = "../testdata/sources/kafka-datastream"
 
+// sqlKafkaFixture: a Flink SQL job reading Kafka through the connector's table source
+// (kafka-sql-savepoint), with its compiled plan beside it.
+const sqlKafkaFixture = "../testdata/sources/sql-kafka"
+
+// sqlSourceOperator selects the one source operator of a savepoint (a SQL job's has no uid of
+// ours).
+func sqlSourceOperator(t *testing.T, dir string) Selector {
+	t.Helper()
+	sp, err := savepoint.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	var found []string
+	for _, op := range sp.Metadata.Operators {
+		if sourcestate.IsSource(op) {
+			found = append(found, "hash:"+op.ID.String())
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%s: source operators %v, want one", dir, found)
+	}
+	sel, err := ParseSelector(found[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
 func changes(t *testing.T, args ...string) []sourcestate.OffsetChange {
 	t.Helper()
 	var out []sourcestate.OffsetChange
@@ -181,10 +210,20 @@ func TestOffsetsOracle(t *testing.T) {
 	type judgeCase struct {
 		Name      string         `json:"name"`
 		Savepoint string         `json:"savepoint"`
+		Plan      string         `json:"plan,omitempty"` // a SQL job's compiled plan: restored under EXECUTE PLAN
 		Subscribe []string       `json:"subscribe"`
 		Expect    map[string]int `json:"expect"` // first offset read per partition
 	}
 	var cases []judgeCase
+	// the SQL job (the connector's table source) stopped by Flink after the same records
+	sqlFixture := oracletest.Abs(t, sqlKafkaFixture)
+	sqlOp := sqlSourceOperator(t, sqlFixture)
+	sqlDst := filepath.Join(dir, "sql")
+	if _, err := Run(sqlFixture, sqlDst, []Step{&Offsets{Operator: sqlOp, Changes: changes(t, "shift orders:1=-2", "set payments:0=1", "set orders:2=earliest")}}, Options{}); err != nil {
+		t.Fatalf("sql: %v", err)
+	}
+	cases = append(cases, judgeCase{"sql", sqlDst, sqlFixture + ".plan.json", []string{"orders", "payments"},
+		map[string]int{"orders:0": 2, "orders:1": 1, "orders:2": 0, "payments:0": 1, "payments:1": 6}})
 	for _, tc := range []struct {
 		name      string
 		changes   []string
@@ -208,7 +247,7 @@ func TestOffsetsOracle(t *testing.T) {
 		if _, err := Run(fixture, dst, []Step{&Offsets{Operator: op, Changes: changes(t, tc.changes...), AtTime: tc.at}}, Options{}); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		cases = append(cases, judgeCase{tc.name, dst, tc.subscribe, tc.expect})
+		cases = append(cases, judgeCase{Name: tc.name, Savepoint: dst, Subscribe: tc.subscribe, Expect: tc.expect})
 	}
 	broker.Stop() // the judge starts its own
 	produce := map[string][]int{"orders": counts["orders"], "orders-mm": counts["orders"], "payments": counts["payments"]}

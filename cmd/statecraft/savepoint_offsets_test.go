@@ -261,7 +261,7 @@ func TestSavepointOffsetsFlink117(t *testing.T) {
 // TestInspectShowsSources: savepoint inspect decodes every source's splits (in --json and in a
 // sources section of the table) to where each partition resumes, as the job read.
 func TestInspectShowsSources(t *testing.T) {
-	for _, dir := range []string{kafkaFixture, "../../testdata/flink-1.20/sources/kafka-datastream",
+	for _, dir := range []string{kafkaFixture, "../../testdata/sources/sql-kafka", "../../testdata/flink-1.20/sources/kafka-datastream",
 		"../../testdata/flink-1.17/sources/kafka-datastream", "../../testdata/flink-1.17/sources/flink-kafka-consumer"} {
 		t.Run(strings.TrimPrefix(dir, "../../testdata/"), func(t *testing.T) {
 			want := kafkaReadFrom(t, dir)

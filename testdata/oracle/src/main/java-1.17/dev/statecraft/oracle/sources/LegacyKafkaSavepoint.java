@@ -5,7 +5,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -62,16 +61,7 @@ public final class LegacyKafkaSavepoint {
         Path out = Paths.get(args[0]).toAbsolutePath();
         Files.createDirectories(out);
         try (KafkaBroker broker = KafkaBroker.start()) {
-            Map<String, Integer> parts = new LinkedHashMap<>();
-            KafkaSavepoint.TOPICS.forEach((t, c) -> parts.put(t, c.length));
-            broker.createTopics(parts);
-            long total = 0;
-            for (var e : KafkaSavepoint.TOPICS.entrySet()) {
-                for (int p = 0; p < e.getValue().length; p++) {
-                    broker.produce(e.getKey(), p, e.getValue()[p]);
-                    total += e.getValue()[p];
-                }
-            }
+            long total = KafkaSavepoint.produceTopics(broker);
             Path sp = out.resolve("flink-kafka-consumer");
             runJob(broker.bootstrap, total, sp);
             ObjectNode expect = Json.obj();

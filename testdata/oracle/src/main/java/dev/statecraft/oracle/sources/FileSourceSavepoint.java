@@ -14,7 +14,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.file.src.FileSource;
@@ -31,7 +30,6 @@ import org.apache.flink.runtime.checkpoint.metadata.CheckpointMetadata;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.state.api.OperatorIdentifier;
-import org.apache.flink.state.api.SavepointReader;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
@@ -124,14 +122,7 @@ public final class FileSourceSavepoint {
     }
 
     static ArrayNode readerSplits(Path sp) throws Exception {
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(1);
-        SavepointReader reader = SavepointReader.read(env, sp.toUri().toString());
-        List<byte[]> elements = new ArrayList<>();
-        try (var it = reader.readListState(OperatorIdentifier.forUid(UID), "SourceReaderState",
-                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO).executeAndCollect()) {
-            it.forEachRemaining(elements::add);
-        }
+        List<byte[]> elements = KafkaSavepoint.readerElements(sp, UID);
         TreeMap<String, ObjectNode> sorted = new TreeMap<>();
         for (byte[] b : elements) {
             FileSourceSplit s = SimpleVersionedSerialization.readVersionAndDeSerialize(FileSourceSplitSerializer.INSTANCE, b);

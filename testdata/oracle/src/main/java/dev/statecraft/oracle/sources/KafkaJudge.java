@@ -30,7 +30,9 @@ import dev.statecraft.oracle.common.Json;
  * (unclaimed state NOT allowed), subscribed to the case's topics, until it has read every record
  * from the expected offsets on. Accepted (exit 0) when in every case the first offset read in
  * every partition is {@code expect["topic:p"]} and no other partition was read; rejected (exit 1,
- * reasons on stderr) otherwise. Prints what was read per case.
+ * reasons on stderr) otherwise. Prints what was read per case. A case with a {@code plan} (a
+ * compiled SQL plan reading Kafka, see {@link SqlKafka}) restores that plan under EXECUTE PLAN
+ * instead; its topics are the plan's.
  */
 public final class KafkaJudge {
     private KafkaJudge() {}
@@ -91,6 +93,13 @@ public final class KafkaJudge {
             String[] tp = e.getKey().split(":");
             total += produce.get(tp[0])[Integer.parseInt(tp[1])] + more - e.getValue();
         }
+        if (c.has("plan")) {
+            // a SQL job: its plan names the topics; the records it consumed show where it resumed
+            Map<String, Long> first = new TreeMap<>();
+            long[] read = new long[1];
+            String failure = SqlKafka.judge(broker, c, total, first, read);
+            return verdict(c.path("name").asText(sp.toString()), failure, expect, first, read[0], total);
+        }
         List<String> subscribe = new ArrayList<>();
         c.get("subscribe").forEach(n -> subscribe.add(n.asText()));
         Configuration conf = new Configuration();
@@ -127,8 +136,12 @@ public final class KafkaJudge {
                 // already ended
             }
         }
-        Map<String, Long> first = new TreeMap<>(KafkaSavepoint.FIRST);
-        System.out.println(c.path("name").asText(sp.toString()) + ": read " + KafkaSavepoint.READ.get() + " records; first offsets " + first);
+        return verdict(c.path("name").asText(sp.toString()), failure, expect, new TreeMap<>(KafkaSavepoint.FIRST), KafkaSavepoint.READ.get(), total);
+    }
+
+    /** What is wrong with a restored run that read `read` records, first offsets `first`. */
+    private static List<String> verdict(String name, String failure, Map<String, Long> expect, Map<String, Long> first, long read, long total) {
+        System.out.println(name + ": read " + read + " records; first offsets " + first);
         List<String> wrong = new ArrayList<>();
         if (failure != null) wrong.add(failure);
         for (var e : expect.entrySet()) {
@@ -140,7 +153,7 @@ public final class KafkaJudge {
         for (String k : first.keySet()) {
             if (!expect.containsKey(k)) wrong.add(k + " was read (from " + first.get(k) + ") but is not expected");
         }
-        if (KafkaSavepoint.READ.get() != total) wrong.add("read " + KafkaSavepoint.READ.get() + " records, want " + total);
+        if (read != total) wrong.add("read " + read + " records, want " + total);
         return wrong;
     }
 

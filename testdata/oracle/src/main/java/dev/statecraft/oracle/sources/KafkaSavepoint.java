@@ -81,16 +81,7 @@ public final class KafkaSavepoint {
         Path out = Paths.get(args[0]).toAbsolutePath();
         Files.createDirectories(out);
         try (KafkaBroker broker = KafkaBroker.start()) {
-            Map<String, Integer> parts = new LinkedHashMap<>();
-            TOPICS.forEach((t, c) -> parts.put(t, c.length));
-            broker.createTopics(parts);
-            long total = 0;
-            for (var e : TOPICS.entrySet()) {
-                for (int p = 0; p < e.getValue().length; p++) {
-                    broker.produce(e.getKey(), p, e.getValue()[p]);
-                    total += e.getValue()[p];
-                }
-            }
+            long total = produceTopics(broker);
             Path sp = out.resolve("kafka-datastream");
             runJob(broker.bootstrap, total, sp);
             ObjectNode expect = Json.obj();
@@ -102,6 +93,21 @@ public final class KafkaSavepoint {
             Json.write(out.resolve("kafka-datastream.expect.json"), expect);
         }
         return 0;
+    }
+
+    /** Creates TOPICS on the broker and writes their records; returns how many. */
+    static long produceTopics(KafkaBroker broker) throws Exception {
+        Map<String, Integer> parts = new LinkedHashMap<>();
+        TOPICS.forEach((t, c) -> parts.put(t, c.length));
+        broker.createTopics(parts);
+        long total = 0;
+        for (var e : TOPICS.entrySet()) {
+            for (int p = 0; p < e.getValue().length; p++) {
+                broker.produce(e.getKey(), p, e.getValue()[p]);
+                total += e.getValue()[p];
+            }
+        }
+        return total;
     }
 
     static void runJob(String bootstrap, long total, Path sp) throws Exception {
@@ -192,14 +198,7 @@ public final class KafkaSavepoint {
 
     /** The SourceReaderState list of the source, each element decoded by the connector's serializer. */
     static ArrayNode decodedSplits(Path sp) throws Exception {
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(1);
-        SavepointReader reader = SavepointReader.read(env, sp.toUri().toString());
-        List<byte[]> elements = new ArrayList<>();
-        try (var it = reader.readListState(OperatorIdentifier.forUid(UID), "SourceReaderState",
-                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO).executeAndCollect()) {
-            it.forEachRemaining(elements::add);
-        }
+        List<byte[]> elements = readerElements(sp, UID);
         KafkaPartitionSplitSerializer ser = new KafkaPartitionSplitSerializer();
         TreeMap<String, ObjectNode> sorted = new TreeMap<>();
         for (byte[] b : elements) {
@@ -209,6 +208,19 @@ public final class KafkaSavepoint {
         ArrayNode a = Json.arr();
         sorted.values().forEach(a::add);
         return a;
+    }
+
+    /** The SourceReaderState elements of source uid, read back with the State Processor API. */
+    static List<byte[]> readerElements(Path sp, String uid) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        SavepointReader reader = SavepointReader.read(env, sp.toUri().toString());
+        List<byte[]> elements = new ArrayList<>();
+        try (var it = reader.readListState(OperatorIdentifier.forUid(uid), "SourceReaderState",
+                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO).executeAndCollect()) {
+            it.forEachRemaining(elements::add);
+        }
+        return elements;
     }
 
     static ObjectNode split(KafkaPartitionSplit s) {
