@@ -7,8 +7,9 @@
 #     statecraft's peak RSS under 256 MiB at KEYS and at SMALL keys (independent of the size);
 #   - `migrate convert` of the same savepoint (KEYS x 10 entries: 1M keys = 10M entries) against
 #     a State Processor API job that reads it and writes a canonical savepoint (oracle
-#     bench-spa-rescale with the same max parallelism, rocksdb reader, rocksdb writer: a hashmap
-#     writer ran out of the oracle's 2 GiB heap at 10M entries): both
+#     bench-spa-rescale with the same max parallelism, rocksdb reader, rocksdb writer: with a
+#     hashmap writer the job failed at 10M entries, exit status 1 after 15 min at load ~30, in
+#     the oracle's 2 GiB heap; its log was not kept): both
 #     outputs, dumped by statecraft and sorted, must hold the same entries; target >= 10x faster.
 #
 #   bench/native.sh                  KEYS=1000000 (10M entries), SMALL=100000, 3 runs of statecraft
@@ -41,6 +42,7 @@ log() { echo "[bench/native $(date -u +%H:%M:%S)] $*" >&2; }
 # Compiles the oracle (when its sources changed) before anything is timed.
 flink_v=$("$oracle" version 2>/dev/null | tail -1)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
 
 # native_savepoint KEYS -> path of a cached native RocksDB savepoint with KEYS keys.
 native_savepoint() {
@@ -50,7 +52,8 @@ native_savepoint() {
     rm -rf "$d" "$d.json"
     "$oracle" bench-savepoint "$d" "$1" "$map_per_key" rocksdb native > "$work/gen.log" 2>&1 || { tail -30 "$work/gen.log" >&2; return 1; }
   fi
-  "$sc" savepoint inspect "$d" | grep -q 'format native' || { echo "$d is not a native savepoint" >&2; return 1; }
+  # grep reads all of inspect's output (no -q: under pipefail an early exit would fail the pipe)
+  "$sc" savepoint inspect "$d" | grep 'format native' > /dev/null || { echo "$d is not a native savepoint" >&2; return 1; }
   echo "$d"
 }
 verdict() { awk -v k="$1" -v m="$2" -v l="$3" 'BEGIN { ok = (k == "max") ? (m <= l) : (m >= l); print ok ? "PASS" : "MISS" }'; }
@@ -90,7 +93,7 @@ measure conv "$runs" "rm -rf '$dst'; '$sc' migrate convert '$big' '$dst' > /dev/
 # Both outputs are canonical savepoints holding the same entries (same max parallelism, so the
 # same key groups too).
 for d in "$dst" "$spa_dst"; do
-  "$sc" savepoint inspect "$d" | grep -q 'format canonical' || { echo "$d is not a canonical savepoint:" >&2; "$sc" savepoint inspect "$d" | head -3 >&2; exit 1; }
+  "$sc" savepoint inspect "$d" | grep 'format canonical' > /dev/null || { echo "$d is not a canonical savepoint:" >&2; "$sc" savepoint inspect "$d" | head -3 >&2; exit 1; }
   "$sc" savepoint dump "$d" --operator uid:bench-keyed | LC_ALL=C sort > "$work/$(basename "$d").dump"
 done
 if ! cmp -s "$work/converted.dump" "$work/spa-converted.dump"; then
@@ -108,7 +111,7 @@ conv_cpu_ratio=$(ratio "$spa_conv_cpu" "$conv_cpu")
 section=$(
   echo "## Native RocksDB savepoints: dump and convert against the State Processor API (bench/native.sh)"
   echo
-  echo "$(date -u '+%Y-%m-%d %H:%M UTC'), load average $load_before at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; Flink $flink_v (oracle, local MiniCluster, parallelism 2)."
+  echo "$started, load average $load_before at start, $(cut -d' ' -f1-3 /proc/loadavg) at end; Flink $flink_v (oracle, local MiniCluster, parallelism 2)."
   echo "Inputs, NATIVE savepoints written by Flink's RocksDB backend (oracle bench-savepoint KEYS $map_per_key rocksdb native): \`$(basename "$big")\` ($keys keys, $entries entries, $(mib "$big")) and \`$(basename "$little")\` ($small keys, $(mib "$little"))."
   echo "Before timing counts, the dumps' (key, value) pairs and the two converted savepoints' entries (dumped and sorted) were checked equal."
   echo
