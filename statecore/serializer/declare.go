@@ -22,17 +22,10 @@ import (
 //	TTL wrapper                              TtlSerializerSnapshot v3, outer 2: Long, the value
 //	timer                                    TimerSerializerSnapshot v3, outer 2: key, namespace
 
-// declaredSimple are the type names of parameterless serializers.
+// declaredSimple are the type names of parameterless serializers besides basicClasses' (the
+// boxed primitives and String).
 var declaredSimple = map[string]string{
-	"Integer":       classInt,
-	"Long":          "org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot",
-	"Short":         "org.apache.flink.api.common.typeutils.base.ShortSerializer$ShortSerializerSnapshot",
-	"Byte":          "org.apache.flink.api.common.typeutils.base.ByteSerializer$ByteSerializerSnapshot",
-	"Float":         "org.apache.flink.api.common.typeutils.base.FloatSerializer$FloatSerializerSnapshot",
-	"Double":        "org.apache.flink.api.common.typeutils.base.DoubleSerializer$DoubleSerializerSnapshot",
-	"Boolean":       "org.apache.flink.api.common.typeutils.base.BooleanSerializer$BooleanSerializerSnapshot",
 	"Character":     "org.apache.flink.api.common.typeutils.base.CharSerializer$CharSerializerSnapshot",
-	"String":        "org.apache.flink.api.common.typeutils.base.StringSerializer$StringSerializerSnapshot",
 	"byte[]":        "org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer$BytePrimitiveArraySerializerSnapshot",
 	"int[]":         "org.apache.flink.api.common.typeutils.base.array.IntPrimitiveArraySerializer$IntPrimitiveArraySerializerSnapshot",
 	"long[]":        "org.apache.flink.api.common.typeutils.base.array.LongPrimitiveArraySerializer$LongPrimitiveArraySerializerSnapshot",
@@ -45,8 +38,6 @@ var declaredSimple = map[string]string{
 	"TimeWindow":    "org.apache.flink.streaming.api.windowing.windows.TimeWindow$Serializer$TimeWindowSerializerSnapshot",
 	"GlobalWindow":  "org.apache.flink.streaming.api.windowing.windows.GlobalWindow$Serializer$GlobalWindowSerializerSnapshot",
 }
-
-const classInt = "org.apache.flink.api.common.typeutils.base.IntSerializer$IntSerializerSnapshot"
 
 // DeclaredField is one field of a declared POJO.
 type DeclaredField struct {
@@ -155,6 +146,9 @@ func (p *typeParser) parse(depth int) (*Snapshot, error) {
 				return nil, fmt.Errorf("unexpected %q at %d", c, p.i-1)
 			}
 		}
+	}
+	if s, ok := BasicSnapshot(name); ok && args == nil {
+		return s, nil
 	}
 	if c, ok := declaredSimple[name]; ok && args == nil {
 		return &Snapshot{Class: c, Version: 3, Kind: KindSimple}, nil
