@@ -26,6 +26,7 @@ var nativeFixtures = []string{
 	"../../testdata/savepoints/native-rescaled",
 	"../../testdata/flink-1.20/savepoints/native-rocksdb",
 	"../../testdata/flink-1.20/savepoints/native-types-incremental",
+	"../../testdata/flink-1.20/savepoints/native-rescaled",
 }
 
 // handleFS serves the files of one native handle of a savepoint fixture by their RocksDB names
@@ -265,12 +266,18 @@ func TestFixtureChecksums(t *testing.T) {
 	}
 }
 
-// TestFixtureRangeTombstones: the native savepoint Flink took after a rescaled restore holds
-// range tombstones (deleteRange of the key groups a subtask lost) over keys still in its tables;
-// the merge yields none of the covered keys and all the others.
+// TestFixtureRangeTombstones: the native savepoint Flink (2.3.0 and 1.20.0) took after a
+// rescaled restore holds range tombstones (deleteRange of the key groups a subtask lost) over
+// keys still in its tables; the merge yields none of the covered keys and all the others.
 func TestFixtureRangeTombstones(t *testing.T) {
+	for _, dir := range []string{"../../testdata/savepoints/native-rescaled", "../../testdata/flink-1.20/savepoints/native-rescaled"} {
+		t.Run(filepath.Base(filepath.Dir(filepath.Dir(dir))), func(t *testing.T) { checkRangeTombstones(t, dir) })
+	}
+}
+
+func checkRangeTombstones(t *testing.T, dir string) {
 	covered, kept, tombstones := 0, 0, 0
-	for _, fs := range nativeHandles(t, "../../testdata/savepoints/native-rescaled") {
+	for _, fs := range nativeHandles(t, dir) {
 		db, err := Open(fs)
 		if err != nil {
 			t.Fatal(err)
