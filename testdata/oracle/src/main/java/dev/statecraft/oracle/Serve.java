@@ -16,6 +16,8 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
+import dev.statecraft.oracle.common.Cluster;
+
 /**
  * {@code run.sh serve SOCKET [PARENT_PID]}: one JVM that runs many oracle commands, so that a test
  * suite pays for starting Java, loading Flink and warming the JIT once instead of once per judge.
@@ -34,10 +36,14 @@ import java.util.concurrent.locks.ReentrantLock;
  *               'x' u32 exit code          the last frame
  * </pre>
  *
+ * <p>Every job runs on one MiniCluster the server starts before it listens (common.Cluster: a
+ * MiniCluster per job cost more than most judge jobs themselves); after each command, jobs it
+ * left running are cancelled. STATECRAFT_ORACLE_SHARED_CLUSTER=0 gives every job its own again.
+ *
  * <p>System.out and System.err are replaced once, before Flink's logging starts, by streams that
  * write to the sink of the current thread's request. The sink is inherited by the threads a
- * command starts (its MiniCluster's), so their output reaches the same client; output of a thread
- * that belongs to no live request (a pool thread left from an earlier command) goes to the
+ * command starts; the shared cluster's task threads, started before any request, write to the
+ * command running now (there is one at a time). Output while no command runs goes to the
  * server's own stderr.
  *
  * <p>The server stops when PARENT_PID (the make or test process that started it) is gone, so an
@@ -45,6 +51,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class Serve {
     private static final InheritableThreadLocal<Sink> SINK = new InheritableThreadLocal<>();
+    /** The sink of the command running now (one at a time): where the shared cluster's task threads write. */
+    private static volatile Sink current;
     private static final ReentrantLock ONE_AT_A_TIME = new ReentrantLock(true);
     /** The server's own stderr (its log): one line per command, which serve-summary.sh reads. */
     private static volatile PrintStream log = System.err;
@@ -62,6 +70,12 @@ public final class Serve {
         System.setOut(new PrintStream(new Routed('o', origOut), true, StandardCharsets.UTF_8));
         System.setErr(new PrintStream(new Routed('e', origErr), true, StandardCharsets.UTF_8));
 
+        // Before the socket appears: a client that finds the server finds its cluster running.
+        if (!"0".equals(System.getenv("STATECRAFT_ORACLE_SHARED_CLUSTER"))) {
+            long t = System.nanoTime();
+            Cluster.startShared();
+            origErr.printf("oracle serve: shared MiniCluster started in %d ms%n", (System.nanoTime() - t) / 1_000_000);
+        }
         Path socket = Path.of(args[0]);
         Files.deleteIfExists(socket);
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
@@ -133,20 +147,27 @@ public final class Serve {
             ONE_AT_A_TIME.lock();
             long started = System.nanoTime();
             SINK.set(sink);
+            current = sink;
             int code = 1;
+            int leftover = 0;
             try {
                 code = Main.dispatch(argv);
             } catch (Throwable e) {
                 e.printStackTrace();
                 code = 1;
             } finally {
+                // Jobs the command left running end before its output closes and the next
+                // command starts.
+                leftover = Cluster.afterCommand(log);
                 System.out.flush();
                 System.err.flush();
                 SINK.remove();
+                current = null;
                 ONE_AT_A_TIME.unlock();
                 // Where the suite's time goes: make check prints the busiest commands from these.
-                log.printf("oracle serve: done %d ms (waited %d ms) exit %d: %s%n",
+                log.printf("oracle serve: done %d ms (waited %d ms) exit %d%s: %s%n",
                         (System.nanoTime() - started) / 1_000_000, (started - asked) / 1_000_000, code,
+                        leftover == 0 ? "" : leftover < 0 ? " (cluster replaced)" : " (cancelled " + leftover + " jobs it left)",
                         summary(argv));
             }
             sink.exit(code);
@@ -226,6 +247,9 @@ public final class Serve {
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
             Sink s = SINK.get();
+            if (s == null) {
+                s = current; // a task thread of the shared cluster, working for the running command
+            }
             if (s == null || !s.write(stream, b, off, len)) {
                 fallback.write(b, off, len);
             }

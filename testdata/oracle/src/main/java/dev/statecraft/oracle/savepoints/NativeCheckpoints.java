@@ -19,6 +19,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.source.legacy.SourceFunction;
 
+import dev.statecraft.oracle.common.Cluster;
 import dev.statecraft.oracle.common.Json;
 import dev.statecraft.oracle.common.SavepointDirs;
 
@@ -71,7 +72,7 @@ public final class NativeCheckpoints {
     static void make(Path out, Path tmp, String name, String backend, boolean nativeFormat, Configuration conf, int minRetained,
                      int batches, KeyedProcessFunction<Integer, Long, Long> fn) throws Exception {
         retainedCheckpoints(conf, tmp.resolve("checkpoints"));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
+        StreamExecutionEnvironment env = Cluster.stream(2, conf);
         env.setMaxParallelism(128);
 
         FixtureFunctions.PROCESSED.set(0);

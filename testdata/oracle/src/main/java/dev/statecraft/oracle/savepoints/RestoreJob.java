@@ -39,6 +39,7 @@ import org.apache.flink.streaming.api.operators.Triggerable;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
+import dev.statecraft.oracle.common.Cluster;
 import dev.statecraft.oracle.common.Json;
 
 /**
@@ -85,7 +86,7 @@ final class RestoreJob {
         conf.setString("restart-strategy.type", "none");
         conf.setString("taskmanager.numberOfTaskSlots", Integer.toString(slots));
         conf.setString("rest.bind-port", "0");
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
+        StreamExecutionEnvironment env = Cluster.stream(1, conf);
 
         DataStream<Long> src = env.addSource(new FixtureFunctions.FixedSource(0), "restore-source", Types.LONG)
                 .uid("statecraft-restore-source").setParallelism(1);

@@ -24,6 +24,7 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 
+import dev.statecraft.oracle.common.Cluster;
 import dev.statecraft.oracle.common.Json;
 import dev.statecraft.oracle.common.SavepointDirs;
 import dev.statecraft.oracle.savepoints.FixtureFunctions.*;
@@ -155,7 +156,7 @@ public final class SavepointJobs {
         conf.setString("taskmanager.numberOfTaskSlots", "4");
         conf.setString("rest.bind-port", "0");
         conf.setString("pipeline.max-parallelism", Integer.toString(f.maxParallelism()));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
+        StreamExecutionEnvironment env = Cluster.stream(parallelism, conf);
         env.setMaxParallelism(f.maxParallelism());
 
         FixtureFunctions.PROCESSED.set(0);

@@ -45,6 +45,7 @@ import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.Collector;
 
+import dev.statecraft.oracle.common.Cluster;
 import dev.statecraft.oracle.common.Json;
 
 /**
@@ -77,7 +78,7 @@ final class StateDump {
         // Batch jobs otherwise let the adaptive scheduler pick parallelism from data volume; a
         // savepoint written by the State Processor API must keep the operator's parallelism.
         conf.setString("execution.batch.adaptive.auto-parallelism.enabled", "false");
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
+        StreamExecutionEnvironment env = Cluster.stream(parallelism, conf);
         return env;
     }
 

@@ -33,6 +33,7 @@ import org.apache.flink.state.api.OperatorIdentifier;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
+import dev.statecraft.oracle.common.Cluster;
 import dev.statecraft.oracle.common.Json;
 import dev.statecraft.oracle.common.SavepointDirs;
 
@@ -75,7 +76,7 @@ public final class FileSourceSavepoint {
         conf.setString("taskmanager.memory.segment-size", "4kb");
         conf.setString("taskmanager.network.memory.buffers-per-channel", "1");
         conf.setString("taskmanager.network.memory.floating-buffers-per-gate", "1");
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
+        StreamExecutionEnvironment env = Cluster.stream(1, conf);
         FileSource<String> source = FileSource.forRecordStreamFormat(new TextLineInputFormat(), new org.apache.flink.core.fs.Path(in.toUri()))
                 .monitorContinuously(Duration.ofHours(1))
                 .build();

@@ -17,6 +17,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
+import dev.statecraft.oracle.common.Cluster;
 import dev.statecraft.oracle.common.Json;
 
 /**
@@ -107,7 +108,7 @@ public final class KafkaJudge {
         conf.setString("taskmanager.numberOfTaskSlots", "2");
         conf.setString("execution.state-recovery.path", sp.toUri().toString());
         conf.setString("execution.state-recovery.ignore-unclaimed-state", "false");
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
+        StreamExecutionEnvironment env = Cluster.stream(2, conf);
         KafkaSource<String> source = KafkaSource.<String>builder()
                 .setBootstrapServers(broker.bootstrap)
                 .setTopics(subscribe)

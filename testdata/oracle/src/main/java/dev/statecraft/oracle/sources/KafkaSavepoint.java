@@ -42,6 +42,7 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
+import dev.statecraft.oracle.common.Cluster;
 import dev.statecraft.oracle.common.Json;
 import dev.statecraft.oracle.common.SavepointDirs;
 
@@ -114,7 +115,7 @@ public final class KafkaSavepoint {
         Configuration conf = new Configuration();
         conf.setString("rest.bind-port", "0");
         conf.setString("taskmanager.numberOfTaskSlots", "2");
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
+        StreamExecutionEnvironment env = Cluster.stream(2, conf);
         KafkaSource<String> source = KafkaSource.<String>builder()
                 .setBootstrapServers(bootstrap)
                 .setTopics(new ArrayList<>(TOPICS.keySet()))
