@@ -185,6 +185,10 @@ log "rescale s3 -> s3 and rclone copy"
 read -r rs_ms rs_cpu rs_rss rs_mean < <(best bash -c '"$0" migrate rescale s3://bench/sp "s3://bench/rescaled-$RANDOM$RANDOM" --max-parallelism 256 --quiet' "$sc")
 # (AWS_CA_BUNDLE, when the environment sets one, makes rclone refuse its own transport.)
 read -r rc_ms rc_cpu rc_rss rc_mean < <(best env -u AWS_CA_BUNDLE bash -c 'rclone copy bench:bench/sp "bench:bench/rclone-$RANDOM$RANDOM"')
+# rclone between two prefixes of one remote copies server-side (CopyObject: no byte passes through
+# it). A rescale must download and upload every byte, so the same copy with server-side copy
+# disabled (every byte down and up through rclone) is shown beside it for comparison.
+read -r rt_ms rt_cpu rt_rss rt_mean < <(best env -u AWS_CA_BUNDLE bash -c 'rclone copy --disable copy bench:bench/sp "bench:bench/rclone-through-$RANDOM$RANDOM"')
 check
 # The rescaled output is a savepoint statecraft reads back with the source's entry count.
 out=$(ls -d "$data"/bench/rescaled-* | head -1)
@@ -215,6 +219,7 @@ uid_ok=$([ "$uid_ms" -lt 2000 ] && [ "$sent_uid" -lt $((2 * meta + 65536)) ] && 
   echo "|---|---:|---:|---:|---|"
   echo "| savepoint inspect s3:// < 1 s and < 1% of the bytes | $in_ms ms ($in_mean), $sent_inspect bytes sent ($(pct "$sent_inspect" "$size")% of $size) | - | - | **$(verdict "$in_ok")** |"
   echo "| migrate rescale s3 -> s3 within 2x rclone copy, RSS < 256 MiB | $rs_ms ms ($rs_mean), cpu $rs_cpu ms, RSS $((rs_rss >> 10)) MiB | rclone copy $rc_ms ms ($rc_mean) | $(ratio "$rs_ms" "$rc_ms")x | **$(verdict "$rs_ok")** |"
+  echo "| (for comparison) migrate rescale s3 -> s3 against rclone copy --disable copy (bytes through rclone) | $rs_ms ms ($rs_mean) | rclone copy-through $rt_ms ms ($rt_mean) | $(ratio "$rs_ms" "$rt_ms")x | - |"
   echo "| migrate uid s3 -> s3 < 2 s, no state bytes downloaded | $uid_ms ms ($uid_mean), $sent_uid bytes sent (\`_metadata\` is $meta) | - | - | **$(verdict "$uid_ok")** |"
 } > "$work/s3.md"
 cat "$work/s3.md"

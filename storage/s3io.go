@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 )
 
 // newRangeReader reads key with ranged GETs through a blockReader.
@@ -101,12 +103,15 @@ func compositeETag(sums [][md5.Size]byte) string {
 	return hex.EncodeToString(h.Sum(nil)) + "-" + strconv.Itoa(len(sums))
 }
 
-// singlePutMax is the largest local file putFile sends with one PutObject (rclone's default
-// multipart cutoff). Streamed from the file, it costs no memory, and servers that store parts
-// apart and join them at completion (S3Proxy's filesystem backend) take it at about 2.5x the
-// speed of a multipart upload in 8 MiB parts (55 MB in 2 files on this machine: 2.0-2.7 s single,
-// 4.9-6.1 s multipart, rclone copy either way, side by side).
-var singlePutMax int64 = 200 << 20
+// singlePutMax is the largest local file putFile sends with one PutObject. Streamed from the
+// file, it costs no memory, and servers that store parts apart and join them at completion
+// (S3Proxy's filesystem backend) take it at about 2.5x the speed of a multipart upload in 8 MiB
+// parts (55 MB in 2 files on this machine: 2.0-2.7 s single, 4.9-6.1 s multipart, rclone copy
+// either way, side by side). It is not rclone's 200 MiB: S3-compatible servers cap a request
+// whose payload is signed whole below S3's 5 GiB (S3Proxy at 32 MiB: the 126 MiB files of a
+// rescaled 10M-entry savepoint were refused with MaxMessageLengthExceeded). A server that
+// refuses a single PutObject as too large gets the multipart upload instead (putFile).
+var singlePutMax int64 = 32 << 20
 
 // putFile uploads a local file of at most singlePutMax bytes with one PutObject whose body is
 // read from the file (seekable, so the SDK can sign and retry it) and carries the Content-MD5
@@ -135,10 +140,20 @@ func (s *s3Store) putFile(ctx context.Context, name string, f *os.File) (string,
 	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.loc.Bucket, Key: &key,
 		Body: io.NewSectionReader(f, 0, size), ContentLength: aws.Int64(size), ContentMD5: contentMD5(sum)})
 	if err != nil {
+		if tooLarge(err) {
+			return "", false, nil // nothing was stored: the multipart Writer takes the file
+		}
 		return "", true, s.fail("PutObject", key, err)
 	}
 	s.written.Add(size)
 	return strings.Trim(aws.ToString(out.ETag), `"`), true, nil
+}
+
+// tooLarge reports whether a PutObject was refused for its size: S3 says EntityTooLarge, S3Proxy
+// MaxMessageLengthExceeded ("Your request was too big").
+func tooLarge(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && (ae.ErrorCode() == "EntityTooLarge" || ae.ErrorCode() == "MaxMessageLengthExceeded")
 }
 
 // partSize is the multipart part size (S3's minimum is 5 MiB, all but the last part);

@@ -306,7 +306,15 @@ func TestS3UploadFile(t *testing.T) {
 		name  string
 		size  int
 		parts int
-	}{{"small", 6 << 20, 0}, {"large", 6<<20 + 1, 2}} {
+		// Under the cutoff but over what the server takes in one signed request
+		// (s3test.MaxSignedRequest): the refusal (MaxMessageLengthExceeded) sends the file
+		// through the multipart Writer instead of failing the upload (a 10M-entry rescale's
+		// 126 MiB files failed so against S3Proxy's default 128 MiB limit).
+		max int64
+	}{{"small", 6 << 20, 0, 0}, {"large", 6<<20 + 1, 2, 0}, {"over-server-limit", s3test.MaxSignedRequest + 1, 4, 32 << 20}} {
+		if c.max > 0 {
+			singlePutMax = c.max
+		}
 		data := pattern(c.size)
 		file := filepath.Join(t.TempDir(), c.name)
 		if err := os.WriteFile(file, data, 0o644); err != nil {

@@ -54,6 +54,11 @@ var (
 // Require returns the shared server, starting it on first use, and points the AWS SDK's
 // environment at it (credentials, region, AWS_ENDPOINT_URL_S3; no shared config files, no
 // instance metadata). It skips t when Java is absent.
+
+// MaxSignedRequest is the largest request body with a payload signed whole (no aws-chunked
+// streaming) that the test server takes; a larger one is refused with MaxMessageLengthExceeded.
+const MaxSignedRequest = 16 << 20
+
 func Require(t testing.TB) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("java"); err != nil {
@@ -188,6 +193,10 @@ func start(base string, port int) (*Server, error) {
 		"s3proxy.authorization=aws-v2-or-v4",
 		"s3proxy.identity=" + AccessKey,
 		"s3proxy.credential=" + SecretKey,
+		// A request whose payload is signed whole may carry at most MaxSignedRequest bytes
+		// (S3Proxy's default is 128 MiB, S3's 5 GiB): small, so that a test reaches the limit
+		// with a file of a few MiB.
+		fmt.Sprintf("s3proxy.v4-max-non-chunked-request-size=%d", MaxSignedRequest),
 		"jclouds.provider=filesystem",
 		"jclouds.filesystem.basedir=" + data,
 		"",
