@@ -1,9 +1,7 @@
 package sourcestate
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -68,19 +66,9 @@ func fileSplitString(f FileSplit) string {
 // enumerator's pending splits and already processed paths.
 func TestFileSourceFixture(t *testing.T) {
 	var exp fileExpect
-	b, err := os.ReadFile(fileFixture + ".expect.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &exp); err != nil {
-		t.Fatal(err)
-	}
-	sp, err := savepoint.Open(fileFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sp.Close()
+	sp := openFixture(t, fileFixture, &exp)
 	var src *Source
+	var err error
 	for _, op := range sp.Metadata.Operators {
 		if op.ID.String() == uid.Hash(exp.OperatorUID) {
 			if src, err = Read(sp, op); err != nil {

@@ -40,21 +40,29 @@ type expectSplit struct {
 	Status         string `json:"status"` // enumerator only: ASSIGNED, UNASSIGNED
 }
 
-func readKafkaFixture(t *testing.T, dir string) (*Source, kafkaExpect) {
+// openFixture reads DIR.expect.json (what the oracle recorded of the job) into exp and opens the
+// savepoint DIR, closed when the test ends.
+func openFixture(t *testing.T, dir string, exp any) *savepoint.Savepoint {
 	t.Helper()
-	var exp kafkaExpect
 	b, err := os.ReadFile(dir + ".expect.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &exp); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(b, exp); err != nil {
+		t.Fatalf("%s.expect.json: %v", dir, err)
 	}
 	sp, err := savepoint.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sp.Close() })
+	return sp
+}
+
+func readKafkaFixture(t *testing.T, dir string) (*Source, kafkaExpect) {
+	t.Helper()
+	var exp kafkaExpect
+	sp := openFixture(t, dir, &exp)
 	want := uid.Hash(exp.OperatorUID)
 	for _, op := range sp.Metadata.Operators {
 		if op.ID.String() == want {

@@ -1,9 +1,7 @@
 package sourcestate
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -34,18 +32,7 @@ type legacyExpect struct {
 func openLegacy(t *testing.T) (*savepoint.Savepoint, *metadata.OperatorState, legacyExpect) {
 	t.Helper()
 	var exp legacyExpect
-	b, err := os.ReadFile(legacyFixture + ".expect.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &exp); err != nil {
-		t.Fatal(err)
-	}
-	sp, err := savepoint.Open(legacyFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sp.Close() })
+	sp := openFixture(t, legacyFixture, &exp)
 	for _, op := range sp.Metadata.Operators {
 		if op.ID.String() == uid.Hash(exp.OperatorUID) {
 			return sp, op, exp
