@@ -109,7 +109,12 @@ public final class Cluster {
         try {
             List<JobID> running = running(mc);
             for (JobID id : running) {
-                mc.cancelJob(id).get(30, TimeUnit.SECONDS);
+                try {
+                    mc.cancelJob(id).get(30, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    // It may have ended between the listing and the cancel: the wait below
+                    // decides, so a job that finished on its own never costs a new cluster.
+                }
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (!running(mc).isEmpty()) {
