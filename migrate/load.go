@@ -92,30 +92,24 @@ func (l *Load) apply(s *session) (*StepReport, error) {
 	}
 	var buffered int64
 	spill := filepath.Join(s.stage, spillDir)
-	br := bufio.NewReaderSize(f, 1<<20)
+	recs, err := newRecordReader(l.Data, f)
+	if err != nil {
+		return nil, err
+	}
 	var in serializer.Input
-	var rec []byte
-	for line := 1; ; line++ {
-		b, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			rec = append(rec[:0], b...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				b, err = br.ReadSlice('\n')
-				rec = append(rec, b...)
-			}
-			b = rec
+	for {
+		b, where, err := recs.next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: line %d: %w", l.Data, line, err)
+		if err != nil {
+			return nil, err
 		}
-		if len(bytes.TrimSpace(b)) > 0 {
-			where := fmt.Sprintf("%s:%d", l.Data, line)
-			n, err := loadRecord(ops, labels, b, where, &in, !dry)
-			if err != nil {
-				return nil, err
-			}
-			buffered += int64(n)
+		n, err := loadRecord(ops, labels, b, where, &in, !dry)
+		if err != nil {
+			return nil, err
 		}
+		buffered += int64(n)
 		if buffered > budget {
 			if err := os.MkdirAll(spill, 0o755); err != nil {
 				return nil, err
@@ -126,9 +120,6 @@ func (l *Load) apply(s *session) (*StepReport, error) {
 				}
 			}
 			buffered = 0
-		}
-		if err != nil { // io.EOF
-			break
 		}
 	}
 	native := false

@@ -254,6 +254,9 @@ func TestOracleWrite(t *testing.T) {
 	for _, name := range []string{"types-hashmap", "window-hashmap"} {
 		args = append(args, createSpec(t, name), loadExpect(t, name).file(t))
 	}
+	// A declared job no fixture has: a POJO key, Row values, each state kind, TTL and timers.
+	dst, _, pojo := createPojoKeyed(t)
+	args = append(args, dst, pojo.file(t))
 	// Entries deleted by predicate: plain's values >= 37 and attrs' entries of user key a1.
 	dst, _ = run(t, fixture(t, "keyed-ttl-collections"), Options{}, mustPatchSteps(t, "", "plain: value >= 37", `attrs: userKey == "a1"`))
 	args = append(args, dst, deletedExpect(t, "keyed-ttl-collections", func(state string, en map[string]any) bool {

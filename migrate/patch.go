@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,14 +64,19 @@ func (p *Patch) apply(s *session) (*StepReport, error) {
 	}
 	patches := map[*loadOp]map[int32][]patchOp{}
 	var in serializer.Input
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<28)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
+	recs, err := newRecordReader(p.Data, f)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		b, where, err := recs.next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		where := fmt.Sprintf("%s:%d", p.Data, line)
-		lo, kg, po, err := patchRecord(ops, labels, sc.Bytes(), where, &in)
+		if err != nil {
+			return nil, err
+		}
+		lo, kg, po, err := patchRecord(ops, labels, b, where, &in)
 		if err != nil {
 			return nil, err
 		}
@@ -78,9 +84,6 @@ func (p *Patch) apply(s *session) (*StepReport, error) {
 			patches[lo] = map[int32][]patchOp{}
 		}
 		patches[lo][kg] = append(patches[lo][kg], po)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Data, err)
 	}
 	for _, op := range s.m.Operators {
 		lo := ops[Label(op)]

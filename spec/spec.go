@@ -22,7 +22,8 @@
 //	      - {name: _timer_state/event_user-timers, kind: timer}
 //
 // Types: Integer, Long, Short, Byte, Float, Double, Boolean, Character, String, primitive arrays,
-// String[], TupleN<..>, List<T>, Map<K, V>, and POJOs ({pojo: CLASS, fields: {NAME: TYPE}});
+// String[], TupleN<..>, Row<..>, List<T>, Map<K, V>, and POJOs ({pojo: CLASS, fields: {NAME:
+// TYPE}}; a POJO key's hashCode is the job's, so the data gives each entry's keyGroup);
 // namespaces VoidNamespace (default), TimeWindow, GlobalWindow. Kinds: value, list (valueType is
 // the element's), map, reducing, aggregating (valueType is the accumulator's), timer.
 package spec

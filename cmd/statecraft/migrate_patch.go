@@ -26,7 +26,7 @@ func init() {
 				"null' or 'session: ttlTimestamp < 1700000000000'; it reads every entry of the selected operators\n" +
 				"(--operator, default every keyed one) and runs after --data.",
 			Flags: append([]cli.Flag{
-				&cli.StringFlag{Name: "data", Usage: "JSONL `FILE` of patch records"},
+				&cli.StringFlag{Name: "data", Usage: "JSONL (or .csv) `FILE` of patch records"},
 				&cli.StringSliceFlag{Name: "delete-where", Usage: "'STATE: FIELD OP LITERAL': delete the entries it holds for (repeatable)"},
 				&cli.StringSliceFlag{Name: "operator", Usage: "uid:NAME or hash:HEX: the operators --delete-where reads (repeatable; default: every keyed operator)"},
 			}, migrateFlags()...),

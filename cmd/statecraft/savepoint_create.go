@@ -30,7 +30,7 @@ func init() {
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "like", Usage: "the savepoint whose operators, types and parallelism DST takes"},
 				&cli.StringFlag{Name: "spec", Usage: "YAML `FILE` declaring the operators, types and parallelism DST takes (instead of --like)"},
-				&cli.StringFlag{Name: "data", Usage: "JSONL `FILE` of entries (savepoint dump without --operator)", Required: true},
+				&cli.StringFlag{Name: "data", Usage: "JSONL (or .csv) `FILE` of entries (savepoint dump without --operator)", Required: true},
 			}, migrateFlags()...),
 			Action: runSavepointCreate,
 		}

@@ -51,7 +51,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown top-level flag", []string{"--bogus"}, 1, "", "statecraft: unknown flag \"--bogus\" (see 'statecraft --help')\n"},
 		{"unknown group flag", []string{"plan", "--bogus=1"}, 1, "", "statecraft: plan: unknown flag \"--bogus=1\" (see 'statecraft plan --help')\n"},
 		{"required flag names the command", []string{"savepoint", "create", "DST", "--like", sp}, 1, "",
-			"statecraft: savepoint create: flag --data is required: JSONL FILE of entries (savepoint dump without --operator)\n"},
+			"statecraft: savepoint create: flag --data is required: JSONL (or .csv) FILE of entries (savepoint dump without --operator)\n"},
 		{"required flag, help still works", []string{"savepoint", "create", "--help"}, 0, "", ""},
 		{"create needs --like or --spec", []string{"savepoint", "create", "DST", "--data", "x.jsonl"}, 1, "",
 			"statecraft: savepoint create: want --like SRC or --spec SPEC.yaml (where the operators and types come from)\n"},

@@ -10,7 +10,7 @@ import (
 
 // TestDeclaredHeadersAreFlinks: headers declared by type names (savepoint create --spec) are
 // byte for byte the keyed-state headers Flink 2.3.0 wrote for the same states: basic, tuple and
-// POJO types, each state kind, TTL values (plain, list elements, map values), user and window
+// POJO and Row types, each state kind, TTL values (plain, list elements, map values), user and window
 // timers, window namespaces.
 func TestDeclaredHeadersAreFlinks(t *testing.T) {
 	ty := func(name string) *serializer.Snapshot {
@@ -58,6 +58,15 @@ func TestDeclaredHeadersAreFlinks(t *testing.T) {
 			{Name: "plain", Kind: "value", Value: ty("Long")},
 			{Name: "recent", Kind: "list", Value: ty("String"), TTL: true},
 			{Name: "attrs", Kind: "map", UserKey: ty("String"), Value: ty("Long"), TTL: true},
+		}, userTimers(nil)...)},
+		// Row values (Types.ROW): plain, TTL, list elements, map values; the states in the
+		// order Flink wrote them.
+		{"evolve-hashmap", "1636040045c1b63d6715dc94cd23eb31", ty("Integer"), append([]DeclaredState{
+			{Name: "ttlProfile", Kind: "value", Value: ty("Row<String, Integer>"), TTL: true},
+			{Name: "scores", Kind: "map", UserKey: ty("String"), Value: ty("Row<Long, Double>")},
+			{Name: "profile", Kind: "value", Value: ty("Row<String, Integer>")},
+			{Name: "events", Kind: "list", Value: ty("Row<Integer, String>")},
+			{Name: "account", Kind: "value", Value: account},
 		}, userTimers(nil)...)},
 		{"window-hashmap", "e094fcd3c8eeead8401ea876c03e85a3", ty("Integer"), []DeclaredState{
 			{Name: "window-contents", Kind: "aggregating", Value: ty("Tuple2<Long, Long>"), Namespace: ty("TimeWindow")},

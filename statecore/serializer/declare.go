@@ -15,6 +15,8 @@ import (
 //	Integer .. String, Character, int[] ..   SimpleTypeSerializerSnapshot v3, empty payload
 //	VoidNamespace, TimeWindow, GlobalWindow  the same (the namespaces of keyed state)
 //	TupleN<A, B, ..>                         TupleSerializerSnapshot v3, outer 2, UTF tuple class
+//	Row<A, B, ..>                            RowSerializerSnapshot v3, outer 4, bool supportsRowKind
+//	                                         (true: Types.ROW's serializer keeps each row's kind)
 //	List<T>, Map<K, V>                       ListSerializerSnapshot / MapSerializerSnapshot v3, outer 1
 //	POJO                                     PojoSerializerSnapshot v2: class, fields sorted by
 //	                                         name (PojoTypeInfo's order), each {declaring class,
@@ -46,7 +48,8 @@ type DeclaredField struct {
 }
 
 // Declare returns the snapshot of a type named as Java declares it: a basic type, String,
-// Character, a primitive array (int[] ...), String[], TupleN<..>, List<T>, Map<K, V>, or a
+// Character, a primitive array (int[] ...), String[], TupleN<..>, Row<..> (a position-based
+// org.apache.flink.types.Row, Types.ROW(..)), List<T>, Map<K, V>, or a
 // namespace (VoidNamespace, TimeWindow, GlobalWindow). POJOs are built by DeclarePojo.
 func Declare(name string) (*Snapshot, error) {
 	p := &typeParser{s: name}
@@ -158,6 +161,10 @@ func (p *typeParser) parse(depth int) (*Snapshot, error) {
 		return DeclareList(args[0]), nil
 	case name == "Map" && len(args) == 2:
 		return DeclareMap(args[0], args[1]), nil
+	case name == "Row" && len(args) > 0:
+		s := composite(classRow, 4, args...)
+		s.RowKind = true
+		return s, nil
 	case strings.HasPrefix(name, "Tuple"):
 		n, err := strconv.Atoi(name[len("Tuple"):])
 		if err == nil && n >= 1 && n <= 25 && len(args) == n {
@@ -170,6 +177,6 @@ func (p *typeParser) parse(depth int) (*Snapshot, error) {
 		return nil, fmt.Errorf("missing type name at %d", start)
 	}
 	return nil, fmt.Errorf("unknown type %s (with %d type arguments); want Integer, Long, Short, Byte, Float, Double, "+
-		"Boolean, Character, String, a primitive array, String[], TupleN<..>, List<T>, Map<K, V>, VoidNamespace, "+
+		"Boolean, Character, String, a primitive array, String[], TupleN<..>, Row<..>, List<T>, Map<K, V>, VoidNamespace, "+
 		"TimeWindow, GlobalWindow, or a POJO declared with its class and fields", name, len(args))
 }

@@ -1,0 +1,156 @@
+package migrate
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// recordReader yields the records of a data file (savepoint create --data, migrate patch
+// --data) one JSON object at a time, with where (FILE:LINE) for errors; io.EOF at the end.
+type recordReader interface {
+	next() (rec []byte, where string, err error)
+}
+
+// newRecordReader reads JSONL, or CSV when the file's name ends in .csv.
+func newRecordReader(name string, r io.Reader) (recordReader, error) {
+	if strings.EqualFold(filepath.Ext(name), ".csv") {
+		return newCSVRecords(name, r)
+	}
+	return &jsonlRecords{name: name, br: bufio.NewReaderSize(r, 1<<20)}, nil
+}
+
+// jsonlRecords reads one JSON object a line; blank lines are skipped, a line may be of any
+// length.
+type jsonlRecords struct {
+	name string
+	br   *bufio.Reader
+	line int
+	long []byte
+	eof  bool
+}
+
+func (j *jsonlRecords) next() ([]byte, string, error) {
+	for !j.eof {
+		j.line++
+		b, err := j.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			j.long = append(j.long[:0], b...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				b, err = j.br.ReadSlice('\n')
+				j.long = append(j.long, b...)
+			}
+			b = j.long
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			j.eof = true
+		case err != nil:
+			return nil, "", fmt.Errorf("%s: line %d: %w", j.name, j.line, err)
+		}
+		if len(bytes.TrimSpace(b)) > 0 {
+			return b, j.name + ":" + strconv.Itoa(j.line), nil
+		}
+	}
+	return nil, "", io.EOF
+}
+
+// csvFields are the columns a CSV data file may have: the fields `savepoint dump` prints.
+// Text columns hold their text as is; every other cell is a JSON value (4, [1,2],
+// {"f0":1,"f1":"a"}, null), or, when it is not valid JSON, a string: user-0 is "user-0", while
+// a string that reads as JSON (a String value 4) is written as JSON ("4", in CSV """4""").
+// An empty cell is an absent field (a null namespace or user key).
+var csvFields = map[string]bool{
+	"operator": true, "state": true, "keyGroup": false, "key": false, "namespace": false, "userKey": false,
+	"value": false, "ttlTimestamp": false, "kind": true, "timestamp": false, "mode": true, "op": true,
+}
+
+// csvRecords reads CSV with a header line naming each column (csvFields), and turns each row
+// into the JSON object its line in a JSONL file would be.
+type csvRecords struct {
+	name string
+	r    *csv.Reader
+	cols []string
+	rec  []byte
+}
+
+func newCSVRecords(name string, r io.Reader) (*csvRecords, error) {
+	c := &csvRecords{name: name, r: csv.NewReader(bufio.NewReaderSize(r, 1<<20))}
+	c.r.ReuseRecord = true
+	head, err := c.r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: empty CSV file: want a header line naming the columns (operator,state,keyGroup,key,...)", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: header: %w", name, err)
+	}
+	for i, h := range head {
+		h = strings.TrimSpace(h)
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff")
+		}
+		if _, ok := csvFields[h]; !ok {
+			known := make([]string, 0, len(csvFields))
+			for k := range csvFields {
+				known = append(known, k)
+			}
+			slices.Sort(known)
+			return nil, fmt.Errorf("%s:1: column %d %q: not a field of `savepoint dump`'s records (want %s)", name, i+1, h, strings.Join(known, ", "))
+		}
+		if slices.Contains(c.cols, h) {
+			return nil, fmt.Errorf("%s:1: column %d %q: given twice", name, i+1, h)
+		}
+		c.cols = append(c.cols, h)
+	}
+	if !slices.Contains(c.cols, "operator") {
+		return nil, fmt.Errorf("%s:1: no operator column: every record names its operator", name)
+	}
+	return c, nil
+}
+
+func (c *csvRecords) next() ([]byte, string, error) {
+	row, err := c.r.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, "", io.EOF
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			// Field counts and quoting: the reader's own message names line and column.
+			return nil, "", fmt.Errorf("%s:%d: %w", c.name, pe.StartLine, pe.Err)
+		}
+		return nil, "", fmt.Errorf("%s: %w", c.name, err)
+	}
+	line, _ := c.r.FieldPos(0)
+	where := c.name + ":" + strconv.Itoa(line)
+	c.rec = append(c.rec[:0], '{')
+	for i, cell := range row {
+		if cell == "" {
+			continue
+		}
+		if len(c.rec) > 1 {
+			c.rec = append(c.rec, ',')
+		}
+		c.rec = strconv.AppendQuote(c.rec, c.cols[i])
+		c.rec = append(c.rec, ':')
+		if csvFields[c.cols[i]] || !json.Valid([]byte(cell)) {
+			q, err := json.Marshal(cell)
+			if err != nil {
+				return nil, "", fmt.Errorf("%s: %s: %w", where, c.cols[i], err)
+			}
+			c.rec = append(c.rec, q...)
+			continue
+		}
+		c.rec = append(c.rec, cell...)
+	}
+	c.rec = append(c.rec, '}')
+	return c.rec, where, nil
+}
