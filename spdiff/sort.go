@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // How a diff holds bounded memory when the key groups of the two sides do not line up (their max
@@ -37,7 +39,8 @@ import (
 //	+-----------+-------+-----------+------+-----------+----------+-----------+-------+
 //
 // The files live in a directory of their own under the system's temporary directory ($TMPDIR),
-// removed by Close.
+// named statecraft-diff-*, removed by Close, or by RemoveSpillDirs when the process is told to
+// stop (a SIGKILL leaves it: nothing runs then).
 
 // maxRuns is the most run files one merge reads at once (a variable for tests).
 var maxRuns = 64
@@ -128,12 +131,75 @@ func (s *Sorter) spill() error {
 	return nil
 }
 
+// The spill directories of every live Sorter, so that a process told to stop (SIGINT, SIGTERM)
+// removes them before it exits (RemoveSpillDirs) instead of leaving gigabytes under $TMPDIR.
+// Once RemoveSpillDirs ran, no Sorter may make a new one: a spill racing the removal would
+// leave a directory behind that nobody removes.
+var spillDirs = struct {
+	sync.Mutex
+	live    map[string]bool
+	stopped bool
+}{live: map[string]bool{}}
+
+// removeAll is os.RemoveAll; a variable so that tests make a removal fail (the tests run as
+// root, which no permission stops).
+var removeAll = os.RemoveAll
+
+// ErrStopped is what a spill returns once RemoveSpillDirs has run.
+var ErrStopped = errors.New("diff spill: stopped: the process is exiting")
+
+func makeSpillDir() (string, error) {
+	spillDirs.Lock()
+	defer spillDirs.Unlock()
+	if spillDirs.stopped {
+		return "", ErrStopped
+	}
+	d, err := os.MkdirTemp("", "statecraft-diff-")
+	if err != nil {
+		return "", fmt.Errorf("diff spill: %w", err)
+	}
+	spillDirs.live[d] = true
+	return d, nil
+}
+
+// removeSpillDir removes one Sorter's directory, naming it when it cannot.
+func removeSpillDir(d string) error {
+	spillDirs.Lock()
+	defer spillDirs.Unlock()
+	if !spillDirs.live[d] {
+		return nil // RemoveSpillDirs took it
+	}
+	if err := removeAll(d); err != nil {
+		return fmt.Errorf("diff spill: cannot remove its directory %s (remove it by hand): %w", d, err)
+	}
+	delete(spillDirs.live, d)
+	return nil
+}
+
+// RemoveSpillDirs removes the spill directories of every Sorter not yet closed, and stops any
+// Sorter from making another: it is for a process about to exit on a signal. The error names
+// each directory it could not remove.
+func RemoveSpillDirs() error {
+	spillDirs.Lock()
+	defer spillDirs.Unlock()
+	spillDirs.stopped = true
+	var errs []error
+	for _, d := range slices.Sorted(maps.Keys(spillDirs.live)) {
+		if err := removeAll(d); err != nil {
+			errs = append(errs, fmt.Errorf("diff spill: cannot remove its directory %s (remove it by hand): %w", d, err))
+			continue
+		}
+		delete(spillDirs.live, d)
+	}
+	return errors.Join(errs...)
+}
+
 // writeRun writes a new run file with fill.
 func (s *Sorter) writeRun(fill func(*bufio.Writer) error) (string, error) {
 	if s.dir == "" {
-		d, err := os.MkdirTemp("", "statecraft-diff-")
+		d, err := makeSpillDir()
 		if err != nil {
-			return "", fmt.Errorf("diff spill: %w", err)
+			return "", err
 		}
 		s.dir = d
 	}
@@ -175,13 +241,14 @@ func (s *Sorter) Sorted() (*Iter, error) {
 	return s.openRuns(s.runs, s.buf)
 }
 
-// Close removes the run files.
+// Close removes the run files and their directory; the error names a directory it could not
+// remove.
 func (s *Sorter) Close() error {
 	s.buf = nil
 	if s.dir == "" {
 		return nil
 	}
-	err := os.RemoveAll(s.dir)
+	err := removeSpillDir(s.dir)
 	s.dir, s.runs = "", nil
 	return err
 }

@@ -1,6 +1,7 @@
 package spdiff
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -177,5 +178,78 @@ func TestSorterDamagedRun(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), run) {
 		t.Errorf("err %v, want one naming %s", err, run)
+	}
+}
+
+// TestSpillDirRemoval: Close removes a Sorter's spill directory, and when it cannot, its error
+// names the directory; RemoveSpillDirs (what a process stopped by a signal runs) removes the
+// directories of Sorters not yet closed, names those it cannot remove, and keeps any Sorter from
+// making a new one afterwards.
+func TestSpillDirRemoval(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	defer func(f func(string) error) { removeAll = f }(removeAll)
+	defer func() { spillDirs.stopped = false }()
+	spilled := func() *Sorter {
+		s := NewSorter(1)
+		if err := s.Add(Encoded{State: "s", Kind: "value", ID: "[1]", Val: "[2,null]"}); err != nil {
+			t.Fatal(err)
+		}
+		if s.dir == "" || s.Spills() != 1 {
+			t.Fatalf("no spill: dir %q, %d spills", s.dir, s.Spills())
+		}
+		return s
+	}
+	left := func() []string {
+		d, _ := filepath.Glob(filepath.Join(tmp, "statecraft-diff-*"))
+		return d
+	}
+	failing := func(d string) error { return fmt.Errorf("device busy") }
+
+	// Close, failing then not.
+	s := spilled()
+	dir := s.dir
+	removeAll = failing
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "cannot remove its directory "+dir) || !strings.Contains(err.Error(), "device busy") {
+		t.Errorf("Close with a failing removal: %v; want an error naming %s", err, dir)
+	}
+	removeAll = os.RemoveAll
+	if err := RemoveSpillDirs(); err != nil { // what Close could not remove is still known
+		t.Fatal(err)
+	}
+	if l := left(); len(l) != 0 {
+		t.Errorf("left after RemoveSpillDirs: %v", l)
+	}
+	spillDirs.stopped = false
+
+	// RemoveSpillDirs with two live Sorters, one directory failing.
+	a, b := spilled(), spilled()
+	removeAll = func(d string) error {
+		if d == b.dir {
+			return failing(d)
+		}
+		return os.RemoveAll(d)
+	}
+	err := RemoveSpillDirs()
+	if err == nil || !strings.Contains(err.Error(), b.dir) || strings.Contains(err.Error(), a.dir) {
+		t.Errorf("RemoveSpillDirs: %v; want an error naming %s only", err, b.dir)
+	}
+	if l := left(); len(l) != 1 || l[0] != b.dir {
+		t.Errorf("left: %v; want only %s", l, b.dir)
+	}
+	// Stopped: no new spill directory, and Close of a removed Sorter is quiet.
+	c := NewSorter(1)
+	if err := c.Add(Encoded{State: "s", Kind: "value", ID: "[1]", Val: "[2,null]"}); !errors.Is(err, ErrStopped) {
+		t.Errorf("spill after RemoveSpillDirs: %v; want ErrStopped", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Errorf("Close after RemoveSpillDirs took its directory: %v", err)
+	}
+	removeAll = os.RemoveAll
+	if err := b.Close(); err != nil {
+		t.Error(err)
+	}
+	if l := left(); len(l) != 0 {
+		t.Errorf("left at the end: %v", l)
 	}
 }

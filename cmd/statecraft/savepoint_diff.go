@@ -88,6 +88,7 @@ func runSavepointDiff(c *cli.Context) error {
 	for _, s := range c.StringSlice("state") {
 		want[s] = true
 	}
+	defer removeSpillsOnSignal(c.App.ErrWriter)()
 	out := diffJSON{A: c.Args().Get(0), B: c.Args().Get(1), Equal: true}
 	for _, p := range pairOperators(sps[0].Metadata, sps[1].Metadata) {
 		d, err := diffPair(sps[0], sps[1], p, want, c.Int("limit"))

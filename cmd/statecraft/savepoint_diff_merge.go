@@ -3,7 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/statecraft/statecraft/spdiff"
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -177,10 +181,14 @@ var diffSpillBudget int64 = 64 << 20
 // diffSpills counts the runs compareSorted wrote to disk, for tests to see that they spilled.
 var diffSpills atomic.Int64
 
+// diffSortedHook, nil but in tests, runs when compareSorted has sorted side 0 (A) or 1 (B): a
+// test holds a diff there, its spill directory on disk, to stop it with a signal.
+var diffSortedHook func(side int)
+
 // compareSorted feeds cmp both sides of a pair whose key groups do not line up: each side's keyed
 // entries sorted by identity (spilled past half of diffSpillBudget each), merged, then the
 // operator-state entries (few: Flink holds them in memory too).
-func compareSorted(spA, spB *savepoint.Savepoint, p opPair, keep func(string) bool, cmp *spdiff.Comparison) error {
+func compareSorted(spA, spB *savepoint.Savepoint, p opPair, keep func(string) bool, cmp *spdiff.Comparison) (err error) {
 	var ops [2][]spdiff.Record
 	var its [2]*spdiff.Iter
 	for i, side := range []struct {
@@ -188,7 +196,12 @@ func compareSorted(spA, spB *savepoint.Savepoint, p opPair, keep func(string) bo
 		op *metadata.OperatorState
 	}{{spA, p.a}, {spB, p.b}} {
 		s := spdiff.NewSorter(diffSpillBudget / 2)
-		defer s.Close()
+		defer func() {
+			// A spill directory left behind is an error of the diff: it names the directory.
+			if cerr := s.Close(); err == nil {
+				err = cerr
+			}
+		}()
 		err := dumpOperator(side.sp, side.op, "", func(r dumpRecord) error {
 			rec, ok := diffRecord(r)
 			if !ok || !keep(rec.State) {
@@ -212,6 +225,9 @@ func compareSorted(spA, spB *savepoint.Savepoint, p opPair, keep func(string) bo
 			return fmt.Errorf("%s: operator %s: %w", "AB"[i:i+1], opLabel(side.op), err)
 		}
 		defer its[i].Close()
+		if diffSortedHook != nil {
+			diffSortedHook(i)
+		}
 	}
 	if err := cmp.Merge(its[0], its[1]); err != nil {
 		return err
@@ -228,4 +244,30 @@ func compareSorted(spA, spB *savepoint.Savepoint, p opPair, keep func(string) bo
 		}
 	}
 	return nil
+}
+
+// removeSpillsOnSignal makes a SIGINT or SIGTERM during a diff remove the sort's spill
+// directories (statecraft-diff-* under $TMPDIR, as large as both savepoints' keyed entries)
+// before the process exits with status 1; without it they outlive every interrupted diff. The
+// message names a directory it could not remove. Call the returned function when the diff ends.
+func removeSpillsOnSignal(stderr io.Writer) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			if err := spdiff.RemoveSpillDirs(); err != nil {
+				fmt.Fprintf(stderr, "statecraft: savepoint diff: stopped by %v: %v\n", sig, err)
+			} else {
+				fmt.Fprintf(stderr, "statecraft: savepoint diff: stopped by %v; its spill directories are removed\n", sig)
+			}
+			os.Exit(exitFailure)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
 }
