@@ -166,10 +166,16 @@ func pojoKeyedData(t *testing.T) (lines []string, e expectation) {
 }
 
 // createPojoKeyed creates the savepoint testdata/specs/pojo-keyed.yaml declares, loaded with
-// pojoKeyedData, and returns it with the data's lines and the expectation.
-func createPojoKeyed(t *testing.T) (dst string, lines []string, e expectation) {
+// pojoKeyedData (each line passed through edit, if given), and returns it with the data's lines
+// and the expectation.
+func createPojoKeyed(t *testing.T, edit func(string) string) (dst string, lines []string, e expectation) {
 	t.Helper()
 	lines, e = pojoKeyedData(t)
+	if edit != nil {
+		for i := range lines {
+			lines[i] = edit(lines[i])
+		}
+	}
 	data := filepath.Join(t.TempDir(), "data.jsonl")
 	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -197,7 +203,7 @@ func canonicalJSON(t *testing.T, line string) string {
 // TestLoadPojoKeyed: the declared POJO-keyed savepoint holds exactly the data's entries and
 // timers, each in the key group its line gives (the dump prints where they are).
 func TestLoadPojoKeyed(t *testing.T) {
-	dst, lines, _ := createPojoKeyed(t)
+	dst, lines, _ := createPojoKeyed(t, nil)
 	got := dumpKeyed(t, dst)
 	for i := range got {
 		got[i] = canonicalJSON(t, got[i])

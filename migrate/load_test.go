@@ -13,6 +13,7 @@ import (
 	"github.com/statecraft/statecraft/internal/oracletest"
 	"github.com/statecraft/statecraft/spec"
 	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/keygroup"
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 )
@@ -255,8 +256,22 @@ func TestOracleWrite(t *testing.T) {
 		args = append(args, createSpec(t, name), loadExpect(t, name).file(t))
 	}
 	// A declared job no fixture has: a POJO key, Row values, each state kind, TTL and timers.
-	dst, _, pojo := createPojoKeyed(t)
+	dst, _, pojo := createPojoKeyed(t, nil)
 	args = append(args, dst, pojo.file(t))
+	// The same with one key's entries and timers in the next key group of its subtask (the
+	// keyGroup of a POJO key's line is taken as given): Flink must not find them.
+	kg := keygroup.ForHash(account{Owner: "cust-0", Balance: 7}.hashCode(), 128)
+	from, to := fmt.Sprintf(`"keyGroup":%d,`, kg), fmt.Sprintf(`"keyGroup":%d,`, kg^1)
+	misplaced, _, _ := createPojoKeyed(t, func(l string) string {
+		if !strings.Contains(l, `"owner":"cust-0"`) {
+			return l
+		}
+		return strings.Replace(l, from, to, 1)
+	})
+	if slices.Equal(dumpKeyed(t, misplaced), dumpKeyed(t, dst)) {
+		t.Fatalf("moving cust-0 to key group %d changed nothing", kg^1)
+	}
+	args = append(args, misplaced, pojo.file(t))
 	// Entries deleted by predicate: plain's values >= 37 and attrs' entries of user key a1.
 	dst, _ = run(t, fixture(t, "keyed-ttl-collections"), Options{}, mustPatchSteps(t, "", "plain: value >= 37", `attrs: userKey == "a1"`))
 	args = append(args, dst, deletedExpect(t, "keyed-ttl-collections", func(state string, en map[string]any) bool {
@@ -272,7 +287,7 @@ func TestOracleWrite(t *testing.T) {
 	}
 	for i := 0; i < len(args); i += 2 {
 		verdict := "accepted: " + args[i]
-		if args[i] == wrong {
+		if args[i] == wrong || args[i] == misplaced {
 			verdict = "rejected: " + args[i]
 		}
 		if !bytes.Contains(out, []byte(verdict+" ")) && !bytes.Contains(out, []byte(verdict+":")) {
