@@ -133,6 +133,9 @@ fixtures:
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	$(ORACLE) kafka-savepoint testdata/sources
+	# the same KafkaSource job with every state chunk in a file beside _metadata (migrate offsets
+	# carries the files of unchanged subtasks over)
+	$(ORACLE) kafka-files-savepoint testdata/sources
 	# a Flink SQL job reading Kafka (the connector's table source) and its compiled plan
 	$(ORACLE) kafka-sql-savepoint testdata/sources
 	# a FileSource part way through a file (its input files are made in that directory, not committed)

@@ -122,6 +122,10 @@ type session struct {
 	opt    Options
 	digest Digest           // the source's sums, transformed by each step (nil without verification)
 	fresh  map[string]int64 // files written by steps into stage (relative name -> size)
+	// checks prove, on the re-opened output, what steps changed and took out of the digest
+	// comparison (Digest.proveElsewhere); each returns its rows and the first difference.
+	checks  []func(out *savepoint.Savepoint) ([]VerifyRow, string, error)
+	offsets []*offsetsPromise // what offsets steps promised, per source operator
 	// srcMax is, for operators whose new max parallelism a validation or dry run recorded
 	// without rewriting their files, the max parallelism the files were written with.
 	srcMax map[*metadata.OperatorState]int32
@@ -403,6 +407,18 @@ func (s *session) verifyOutput(out *savepoint.Savepoint, byIdentity bool) error 
 		var got Digest
 		if got, err = DigestOf(out); err == nil {
 			rows, diff = Compare(s.digest, got)
+		}
+		for _, check := range s.checks {
+			if err != nil {
+				break
+			}
+			var more []VerifyRow
+			var d string
+			more, d, err = check(out)
+			rows = append(rows, more...)
+			if diff == "" {
+				diff = d
+			}
 		}
 	}
 	if err != nil {

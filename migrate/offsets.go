@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,16 +19,23 @@ import (
 // SourceReaderState) and its enumerator's checkpoint (the coordinator state) together, so that
 // they agree. Every other state of the savepoint is carried over untouched.
 //
-// Each subtask's operator-state stream is rewritten: Flink's header bytes as they were, then the
-// new split elements, with new offsets in the handle. Streams that hold other states besides the
-// splits, compressed streams and file-merged handles are refused (not needed by KafkaSource's
-// operator so far; refusing beats guessing).
+// The operator-state stream of each subtask whose splits change is rewritten: Flink's header
+// bytes as they were, then the new split elements, with new offsets in the handle. Subtasks
+// whose splits stay as they were keep their handle (a state file is carried over untouched).
+// Streams that hold other states besides the splits, compressed streams and file-merged handles
+// are refused (not needed by KafkaSource's operator so far; refusing beats guessing).
+//
+// Verification does not trust what the step computed: checkOffsets re-decodes the output's
+// splits and enumerator state and holds them against the source's and the changes asked for.
 type Offsets struct {
 	Operator Selector
 	Changes  []sourcestate.OffsetChange
 	// AtTime, when set, moves every partition (but dropped ones) to the offsets a Kafka cluster
 	// gives for a point in time; looked up when the step runs.
 	AtTime *TimeLookup
+	// FromFile, when set, names a file of offsets to set (OffsetsFromFile), read when the step
+	// runs: the script's from-file.
+	FromFile string
 }
 
 // Describe implements Step.
@@ -35,6 +43,9 @@ func (o *Offsets) Describe() string {
 	var cs []string
 	for _, c := range o.Changes {
 		cs = append(cs, c.String())
+	}
+	if o.FromFile != "" {
+		cs = append(cs, "from-file "+o.FromFile)
 	}
 	if o.AtTime != nil {
 		cs = append(cs, o.AtTime.String())
@@ -54,7 +65,7 @@ type OffsetRow struct {
 }
 
 func (o *Offsets) apply(s *session) (*StepReport, error) {
-	if len(o.Changes) == 0 && o.AtTime == nil {
+	if len(o.Changes) == 0 && o.AtTime == nil && o.FromFile == "" {
 		return nil, fmt.Errorf("%s: no changes given", o.Describe())
 	}
 	op, err := o.Operator.find(s.m)
@@ -73,6 +84,12 @@ func (o *Offsets) apply(s *session) (*StepReport, error) {
 		if src.EnumErr != nil {
 			why = src.EnumErr.Error()
 		}
+		for _, sp := range src.Splits {
+			if sp.Err != nil { // the first split that is not Kafka's says more than the enumerator
+				why = sp.Err.Error() // names the subtask and element
+				break
+			}
+		}
 		return nil, fmt.Errorf("operator %s: offsets can be changed for KafkaSource only: %s", Label(op), why)
 	}
 	var before []sourcestate.ReaderSplit
@@ -80,6 +97,13 @@ func (o *Offsets) apply(s *session) (*StepReport, error) {
 		before = append(before, sourcestate.ReaderSplit{Subtask: sp.Subtask, Split: *sp.Kafka})
 	}
 	changes := o.Changes
+	if o.FromFile != "" {
+		more, err := OffsetsFromFile(o.FromFile)
+		if err != nil {
+			return nil, fmt.Errorf("from-file %s: %w", o.FromFile, err)
+		}
+		changes = append(append([]sourcestate.OffsetChange(nil), changes...), more...)
+	}
 	if o.AtTime != nil {
 		held := make([]sourcestate.KafkaSplit, 0, len(before))
 		for _, b := range before {
@@ -104,27 +128,26 @@ func (o *Offsets) apply(s *session) (*StepReport, error) {
 		ParallelismBefore: op.Parallelism, ParallelismAfter: op.Parallelism, MaxParBefore: op.MaxParallelism, MaxParAfter: op.MaxParallelism,
 		Offsets: offsetRows(before, after, changes)}
 
-	bySubtask := map[int32][]sourcestate.KafkaSplit{}
+	bySubtask, was := map[int32][]sourcestate.KafkaSplit{}, map[int32][]sourcestate.KafkaSplit{}
 	for _, a := range after {
 		bySubtask[a.Subtask] = append(bySubtask[a.Subtask], a.Split)
 	}
-	sum := &Sum{}
+	for _, b := range before {
+		was[b.Subtask] = append(was[b.Subtask], b.Split)
+	}
 	for _, st := range op.Subtasks {
 		if st == nil || st.Finished {
 			continue
 		}
 		oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle)
-		if !ok || oh.Delegate == nil || !hasReaderState(oh) {
+		if !ok || oh.Delegate == nil || !hasReaderState(oh) || slices.Equal(was[st.Index], bySubtask[st.Index]) {
 			continue
 		}
-		nh, raws, err := s.rewriteReaderState(op, st.Index, oh, bySubtask[st.Index])
+		nh, err := s.rewriteReaderState(op, st.Index, oh, bySubtask[st.Index])
 		if err != nil {
 			return nil, err
 		}
 		st.ManagedOperator = nh
-		for _, r := range raws {
-			sum.add(bytesHash(r))
-		}
 	}
 	if enum != nil {
 		payload, err := enum.Encode()
@@ -135,10 +158,8 @@ func (o *Offsets) apply(s *session) (*StepReport, error) {
 		c.Enum.Payload = payload
 		op.Coordinator = &metadata.ByteStreamHandle{Name: op.Coordinator.Name, Data: c.Bytes()}
 	}
-	if s.digest != nil {
-		if od := s.digest[op.ID]; od != nil {
-			od.OpState[sourcestate.ReaderStateName] = sum
-		}
+	if s.digest != nil && s.stage != "" {
+		s.proveOffsets(op, src, changes)
 	}
 	return &StepReport{Step: o.Describe(), Operators: []OperatorChange{ch}}, nil
 }
@@ -153,11 +174,11 @@ func hasReaderState(oh *metadata.OperatorStreamHandle) bool {
 }
 
 // rewriteReaderState writes one subtask's operator-state stream with splits as its reader
-// state. It returns the new handle and each element's bytes (for the verification sums).
-func (s *session) rewriteReaderState(op *metadata.OperatorState, idx int32, oh *metadata.OperatorStreamHandle, splits []sourcestate.KafkaSplit) (*metadata.OperatorStreamHandle, [][]byte, error) {
+// state and returns the new handle.
+func (s *session) rewriteReaderState(op *metadata.OperatorState, idx int32, oh *metadata.OperatorStreamHandle, splits []sourcestate.KafkaSplit) (*metadata.OperatorStreamHandle, error) {
 	where := fmt.Sprintf("operator %s subtask %d operator state", Label(op), idx)
 	if oh.TagByte != metadata.TagPartitionableOperatorState {
-		return nil, nil, fmt.Errorf("%s: file-merged operator state (handle tag %d) cannot be rewritten yet", where, oh.TagByte)
+		return nil, fmt.Errorf("%s: file-merged operator state (handle tag %d) cannot be rewritten yet", where, oh.TagByte)
 	}
 	if len(oh.States) != 1 {
 		var names []string
@@ -165,57 +186,55 @@ func (s *session) rewriteReaderState(op *metadata.OperatorState, idx int32, oh *
 			names = append(names, st.Name)
 		}
 		sort.Strings(names)
-		return nil, nil, fmt.Errorf("%s holds %s besides %s: rewriting such a stream is not supported", where, strings.Join(names, ", "), sourcestate.ReaderStateName)
+		return nil, fmt.Errorf("%s holds %s besides %s: rewriting such a stream is not supported", where, strings.Join(names, ", "), sourcestate.ReaderStateName)
 	}
 	str, err := s.src.OpenStream(oh.Delegate)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", where, err)
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	os_, err := opstate.Open(str, str.Size(), str.Name, oh)
 	str.Close()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if os_.Header.Compressed {
-		return nil, nil, fmt.Errorf("%s is compressed (execution.checkpointing.snapshot-compression): rewriting compressed operator state is not supported yet", where)
+		return nil, fmt.Errorf("%s is compressed (execution.checkpointing.snapshot-compression): rewriting compressed operator state is not supported yet", where)
 	}
 	var buf bytes.Buffer
 	buf.Write(os_.Data[:os_.Header.Size])
 	w := javaio.NewWriter(&buf)
 	info := metadata.OperatorStateInfo{Name: oh.States[0].Name, Mode: oh.States[0].Mode}
-	var raws [][]byte
 	for _, sp := range splits {
 		payload, err := sp.Encode()
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", where, err)
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		el := sourcestate.Versioned{Version: sourcestate.KafkaSplitVersion, Payload: payload}.Bytes()
 		start := int64(buf.Len())
 		info.Offsets = append(info.Offsets, start)
 		w.I32(int32(len(el))) // BytePrimitiveArraySerializer: length, then the bytes
 		w.Raw(el)
-		raws = append(raws, buf.Bytes()[start:])
 	}
 	if w.Err() != nil {
-		return nil, nil, w.Err()
+		return nil, w.Err()
 	}
 	data := buf.Bytes()
 	nh := &metadata.OperatorStreamHandle{TagByte: oh.TagByte, States: []metadata.OperatorStateInfo{info}}
 	if inline, ok := oh.Delegate.(*metadata.ByteStreamHandle); ok {
 		nh.Delegate = &metadata.ByteStreamHandle{Name: inline.Name, Data: data}
-		return nh, raws, nil
+		return nh, nil
 	}
 	if s.stage == "" { // dry run: the size is what the real run writes
 		nh.Delegate = &metadata.RelativeFileHandle{Path: "(dry-run)", Size: int64(len(data))}
-		return nh, raws, nil
+		return nh, nil
 	}
 	file := newStateFileName()
 	if err := writeSynced(filepath.Join(s.stage, file), data); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", where, err)
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	s.fresh[file] = int64(len(data))
 	nh.Delegate = &metadata.RelativeFileHandle{Path: file, Size: int64(len(data))}
-	return nh, raws, nil
+	return nh, nil
 }
 
 func writeSynced(p string, data []byte) error {

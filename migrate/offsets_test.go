@@ -147,10 +147,15 @@ func tsOf(p, i int) int64 { return tsBase + 10*int64(i)*int64(p+1) }
 // TestOffsetsOracle: Flink restores the job from what statecraft wrote (unclaimed state not
 // allowed) against a real broker holding the same records plus two more per partition, and the
 // records it reads show each partition resumed exactly where statecraft put it: shifted, set to
-// a number, set to earliest, under a renamed topic with the carried offsets, at the offsets a
-// real broker gave for a point in time (asked over SASL_SSL with a Kafka client properties
-// file); and that a dropped topic is no longer read although the broker still has it. One judge
-// call (one broker, one MiniCluster per case) checks every case.
+// a number, set to earliest (one partition, a whole topic), set to latest (one partition, a
+// whole topic: nothing produced before the restore is read, everything after is), under a
+// renamed topic with the carried offsets, at the offsets a real broker gave for a point in time
+// (asked over SASL_SSL with a Kafka client properties file, from a migration script); and that a
+// dropped topic is no longer read although the broker still has it. The SQL job (the table
+// source under EXECUTE PLAN) shows shift, set and earliest, and in a second case rename, drop
+// and a point in time together. A savepoint whose splits live in state files, edited in one
+// subtask's splits only (the other's file carried over), is restored too. One judge call (one
+// broker, one job per case) checks every case.
 func TestOffsetsOracle(t *testing.T) {
 	oracletest.Require(t, "restores a KafkaSource from migrated offsets against a real Kafka broker")
 	fixture := oracletest.Abs(t, kafkaFixture)
@@ -212,7 +217,8 @@ func TestOffsetsOracle(t *testing.T) {
 		Savepoint string         `json:"savepoint"`
 		Plan      string         `json:"plan,omitempty"` // a SQL job's compiled plan: restored under EXECUTE PLAN
 		Subscribe []string       `json:"subscribe"`
-		Expect    map[string]int `json:"expect"` // first offset read per partition
+		Topics    string         `json:"topics,omitempty"` // a SQL case's 'topic' option on restore
+		Expect    map[string]any `json:"expect"`           // first offset read per partition, or "latest"
 	}
 	var cases []judgeCase
 	// the SQL job (the connector's table source) stopped by Flink after the same records
@@ -222,29 +228,47 @@ func TestOffsetsOracle(t *testing.T) {
 	if _, err := Run(sqlFixture, sqlDst, []Step{&Offsets{Operator: sqlOp, Changes: changes(t, "shift orders:1=-2", "set payments:0=1", "set orders:2=earliest")}}, Options{}); err != nil {
 		t.Fatalf("sql: %v", err)
 	}
-	cases = append(cases, judgeCase{"sql", sqlDst, sqlFixture + ".plan.json", []string{"orders", "payments"},
-		map[string]int{"orders:0": 2, "orders:1": 1, "orders:2": 0, "payments:0": 1, "payments:1": 6}})
+	cases = append(cases, judgeCase{"sql", sqlDst, sqlFixture + ".plan.json", []string{"orders", "payments"}, "",
+		map[string]any{"orders:0": 2, "orders:1": 1, "orders:2": 0, "payments:0": 1, "payments:1": 6}})
+	// tsBase+25 falls on record 3 of partition 0 (ts +30), 2 of partition 1 (+40), 1 of 2 (+30)
+	sqlDst2 := filepath.Join(dir, "sql-rename-drop-time")
+	if _, err := Run(sqlFixture, sqlDst2, []Step{&Offsets{Operator: sqlOp, Changes: changes(t, "rename-topic orders=orders-mm", "drop-topic payments"), AtTime: at}}, Options{}); err != nil {
+		t.Fatalf("sql rename drop time: %v", err)
+	}
+	cases = append(cases, judgeCase{"sql rename drop time", sqlDst2, sqlFixture + ".plan.json", nil, "orders-mm",
+		map[string]any{"orders-mm:0": 3, "orders-mm:1": 2, "orders-mm:2": 1}})
+	// the to-timestamp case comes from a migration script
+	script := fmt.Sprintf("steps:\n  - offsets:\n      operator: uid:kafka-source\n      rename-topic: orders=orders-mm\n"+
+		"      to-timestamp: %q\n      bootstrap-servers: %q\n      kafka-config: %q\n", strconv.Itoa(tsBase+25), broker.SASLSSL, props)
+	timeSteps, err := ParseScript(strings.NewReader(script), "to-timestamp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, _ := ParseSelector("uid:kafka-source")
 	for _, tc := range []struct {
 		name      string
-		changes   []string
-		at        *TimeLookup
+		fixture   string
+		steps     []Step
 		subscribe []string
-		expect    map[string]int
+		expect    map[string]any
 	}{
-		{"rename shift set", []string{"shift orders:1=-2", "set payments:1=4", "set payments:0=earliest", "rename-topic orders=orders-mm"}, nil,
+		{"rename shift set", fixture, []Step{&Offsets{Operator: op, Changes: changes(t, "shift orders:1=-2", "set payments=earliest", "rename-topic orders=orders-mm")}},
 			[]string{"orders-mm", "payments"},
-			map[string]int{"orders-mm:0": 2, "orders-mm:1": 1, "orders-mm:2": 4, "payments:0": 0, "payments:1": 4}},
-		{"drop", []string{"drop-topic payments", "set orders:0=earliest", "shift orders:2=-1"}, nil,
+			map[string]any{"orders-mm:0": 2, "orders-mm:1": 1, "orders-mm:2": 4, "payments:0": 0, "payments:1": 0}},
+		{"drop latest", fixture, []Step{&Offsets{Operator: op, Changes: changes(t, "drop-topic payments", "set orders=latest")}},
 			[]string{"orders"},
-			map[string]int{"orders:0": 0, "orders:1": 3, "orders:2": 3}},
-		// tsBase+25 falls on record 3 of partition 0 (ts +30), 2 of partition 1 (+40), 1 of 2 (+30)
-		{"to-timestamp", []string{"rename-topic orders=orders-mm"}, at,
+			map[string]any{"orders:0": "latest", "orders:1": "latest", "orders:2": "latest"}},
+		{"to-timestamp", fixture, timeSteps,
 			[]string{"orders-mm", "payments"},
-			map[string]int{"orders-mm:0": 3, "orders-mm:1": 2, "orders-mm:2": 1, "payments:0": 3, "payments:1": 2}},
+			map[string]any{"orders-mm:0": 3, "orders-mm:1": 2, "orders-mm:2": 1, "payments:0": 3, "payments:1": 2}},
+		// splits in state files: only subtask 0's change (orders-1, payments-1); subtask 1's file is
+		// carried over as it is (TestOffsetsCarriesFiles)
+		{"state files", oracletest.Abs(t, filesFixture), []Step{&Offsets{Operator: op, Changes: changes(t, "set orders:1=latest", "set payments:1=4")}},
+			[]string{"orders", "payments"},
+			map[string]any{"orders:0": 2, "orders:1": "latest", "orders:2": 4, "payments:0": 5, "payments:1": 4}},
 	} {
 		dst := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
-		op, _ := ParseSelector("uid:kafka-source")
-		if _, err := Run(fixture, dst, []Step{&Offsets{Operator: op, Changes: changes(t, tc.changes...), AtTime: tc.at}}, Options{}); err != nil {
+		if _, err := Run(tc.fixture, dst, tc.steps, Options{}); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		cases = append(cases, judgeCase{Name: tc.name, Savepoint: dst, Subscribe: tc.subscribe, Expect: tc.expect})
@@ -285,8 +309,45 @@ func TestOffsetsScript(t *testing.T) {
 	if want := "[orders-mm:0=1 orders-mm:1=3 orders-mm:2=7 payments:0=committed payments:1=committed]"; fmt.Sprint(r) != want {
 		t.Fatalf("readers %v, want %s", r, want)
 	}
+	// from-file (CSV and JSON, as --from-file takes them) with a drop, in one step and in two
+	dir := t.TempDir()
+	csvFile := filepath.Join(dir, "mm2.csv")
+	os.WriteFile(csvFile, []byte("topic,partition,offset\norders,0,0\norders,2,1\n"), 0o644)
+	jsonFile := filepath.Join(dir, "mm2.json")
+	os.WriteFile(jsonFile, []byte(`[{"topic": "orders", "partition": 1, "offset": 7}]`), 0o644)
+	for _, tc := range []struct{ script, readers, enum string }{
+		{"steps:\n  - offsets: {operator: \"uid:kafka-source\", from-file: " + csvFile + ", drop-topic: payments}\n",
+			"[orders:0=0 orders:1=3 orders:2=1]", "[orders-0 assigned 0 orders-1 assigned earliest orders-2 assigned 1]"},
+		{"steps:\n  - offsets: {operator: \"uid:kafka-source\", from-file: " + jsonFile + ", shift: orders:0=-1}\n" +
+			"  - offsets: {operator: \"uid:kafka-source\", drop-topic: [payments], set: orders:2=earliest}\n",
+			"[orders:0=1 orders:1=7 orders:2=earliest]", "[orders-0 assigned earliest orders-1 assigned 7 orders-2 assigned earliest]"},
+	} {
+		steps, err := ParseScript(strings.NewReader(tc.script), "s.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(t.TempDir(), "out")
+		if _, err := Run(kafkaFixture, dst, steps, Options{}); err != nil {
+			t.Fatalf("%s: %v", tc.script, err)
+		}
+		if r, e := positions(t, dst); fmt.Sprint(r) != tc.readers || fmt.Sprint(e) != tc.enum {
+			t.Errorf("%s: readers %v\n enum %v\nwant %s\n     %s", tc.script, r, e, tc.readers, tc.enum)
+		}
+	}
+	// a file that cannot be read is an error of the run, before anything is written
+	steps, err = ParseScript(strings.NewReader("steps:\n  - offsets: {operator: \"uid:kafka-source\", from-file: "+filepath.Join(dir, "nope.csv")+"}\n"), "s.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "out")
+	if _, err := Run(kafkaFixture, bad, steps, Options{}); err == nil || !strings.Contains(err.Error(), "nope.csv: no such file") {
+		t.Fatalf("missing from-file: %v", err)
+	} else if _, serr := os.Stat(bad); !os.IsNotExist(serr) {
+		t.Fatal("a refused script left DST behind")
+	}
 	for _, bad := range []struct{ body, err string }{
 		{`{operator: "uid:kafka-source"}`, "give at least one of set, shift"},
+		{`{operator: "uid:kafka-source", from-file: [a, b]}`, "cannot unmarshal !!seq into string"},
 		{`{operator: "uid:kafka-source", shift: {a: b}}`, "shift: want a value or a list of them"},
 		{`{operator: "uid:kafka-source", set: "orders:0=-9"}`, "want an offset >= 0"},
 	} {

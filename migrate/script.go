@@ -71,7 +71,7 @@ var stepFields = map[string][]string{
 	"drop-state":    {"*operator", "*state"},
 	"drop-operator": {"*operator"},
 	"patch":         {"data", "delete-where", "operators"},
-	"offsets":       {"*operator", "set", "shift", "rename-topic", "drop-topic", "to-timestamp", "bootstrap-servers", "kafka-config"},
+	"offsets":       {"*operator", "set", "shift", "rename-topic", "drop-topic", "from-file", "to-timestamp", "bootstrap-servers", "kafka-config"},
 }
 
 type stepSpec struct {
@@ -92,6 +92,7 @@ type stepSpec struct {
 	Shift          yaml.Node                   `yaml:"shift"`
 	RenameTopic    yaml.Node                   `yaml:"rename-topic"`
 	DropTopic      yaml.Node                   `yaml:"drop-topic"`
+	FromFile       string                      `yaml:"from-file"`
 	ToTimestamp    string                      `yaml:"to-timestamp"`
 	Bootstrap      string                      `yaml:"bootstrap-servers"`
 	KafkaConfig    string                      `yaml:"kafka-config"`
@@ -357,7 +358,8 @@ func (ss Steps) apply(s *session) (*StepReport, error) {
 }
 
 // offsetsStep reads an offsets step: each of set, shift, rename-topic and drop-topic is one
-// value or a list of them, in the command line's forms.
+// value or a list of them, in the command line's forms; from-file names a CSV or JSON file of
+// offsets to set (OffsetsFromFile), read when the step is validated, before anything is written.
 func offsetsStep(op Selector, sp *stepSpec) (Step, error) {
 	st := &Offsets{Operator: op}
 	for _, f := range []struct {
@@ -379,13 +381,14 @@ func offsetsStep(op Selector, sp *stepSpec) (Step, error) {
 			st.Changes = append(st.Changes, c)
 		}
 	}
+	st.FromFile = sp.FromFile
 	at, err := NewTimeLookup(sp.ToTimestamp, sp.Bootstrap, sp.KafkaConfig)
 	if err != nil {
 		return nil, fmt.Errorf("offsets %s: %w", op, err)
 	}
 	st.AtTime = at
-	if len(st.Changes) == 0 && at == nil {
-		return nil, fmt.Errorf("offsets %s: give at least one of set, shift, rename-topic, drop-topic, to-timestamp", op)
+	if len(st.Changes) == 0 && at == nil && st.FromFile == "" {
+		return nil, fmt.Errorf("offsets %s: give at least one of set, shift, rename-topic, drop-topic, from-file, to-timestamp", op)
 	}
 	return st, nil
 }

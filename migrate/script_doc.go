@@ -51,6 +51,7 @@ steps:
       shift: "orders:1=-10"                       # TOPIC[:PARTITION]=+N|-N
       rename-topic: "clicks=mm.clicks"            # OLD=NEW, offsets carried over
       drop-topic: legacy-topic                     # its splits and the enumerator's record of it
+      from-file: mm2-offsets.csv                   # offsets to set: CSV topic,partition,offset or a JSON list
   # every partition to the first offset at or after a time, asked of the cluster when the step runs
   # (kafka-config: a Kafka client properties file with TLS/SASL settings)
   - offsets: {operator: "uid:clicks-source", to-timestamp: "2024-05-01T12:00:00Z", bootstrap-servers: "kafka:9092"}

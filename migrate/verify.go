@@ -32,11 +32,16 @@ type Sum struct {
 func (s *Sum) add(h uint64) { s.Count++; s.Hash += h }
 
 // OpDigest holds the sums of one operator: keyed states (timers included, under their
-// "_timer_state/..." names) by name, and operator states by name.
+// "_timer_state/..." names) by name, operator states by name, and its coordinator state (a
+// source's enumerator checkpoint, under coordinatorState) as one entry of its bytes.
 type OpDigest struct {
-	Label   string
-	Keyed   map[string]*Sum
-	OpState map[string]*Sum
+	Label       string
+	Keyed       map[string]*Sum
+	OpState     map[string]*Sum
+	Coordinator map[string]*Sum
+	// elsewhere names ("kind/name", kinds as in VerifyRow) the states a step changed and proves
+	// with a check of its own (session.checks), which Compare leaves out.
+	elsewhere map[string]bool
 	// pendingKeyed says Keyed is not summed yet: the run's first step sums it as it reads the
 	// operator's keyed state (see digestOf).
 	pendingKeyed bool
@@ -83,8 +88,11 @@ func DigestOf(sp *savepoint.Savepoint) (Digest, error) { return digestOf(sp, nil
 func digestOf(sp *savepoint.Savepoint, later map[metadata.OperatorID]bool) (Digest, error) {
 	d := Digest{}
 	for _, op := range sp.Metadata.Operators {
-		od := &OpDigest{Label: Label(op), Keyed: map[string]*Sum{}, OpState: map[string]*Sum{}}
+		od := &OpDigest{Label: Label(op), Keyed: map[string]*Sum{}, OpState: map[string]*Sum{}, Coordinator: map[string]*Sum{}}
 		d[op.ID] = od
+		if op.Coordinator != nil {
+			od.Coordinator[coordinatorState] = &Sum{Count: 1, Hash: bytesHash(op.Coordinator.Data)}
+		}
 		if canonicalKeyed(op) {
 			if later[op.ID] {
 				od.pendingKeyed = true
@@ -221,6 +229,9 @@ func Compare(want, got Digest) ([]VerifyRow, string) {
 		}
 		cmp := func(kind string, ws, gs map[string]*Sum) {
 			for _, name := range sortedKeys(ws, gs) {
+				if w.elsewhere[kind+"/"+name] {
+					continue
+				}
 				a, b := ws[name], gs[name]
 				var av, bv Sum
 				if a != nil {
@@ -244,6 +255,7 @@ func Compare(want, got Digest) ([]VerifyRow, string) {
 		}
 		cmp("keyed", w.Keyed, g.Keyed)
 		cmp("operator", w.OpState, g.OpState)
+		cmp("coordinator", w.Coordinator, g.Coordinator)
 	}
 	for id, g := range got {
 		if want[id] == nil {
@@ -251,6 +263,22 @@ func Compare(want, got Digest) ([]VerifyRow, string) {
 		}
 	}
 	return rows, first
+}
+
+// coordinatorState names an operator's coordinator state in OpDigest.Coordinator.
+const coordinatorState = "coordinator state"
+
+// proveElsewhere takes state kind/name of operator id out of the digest comparison: the step
+// that changed it proves it by a check of its own.
+func (d Digest) proveElsewhere(id metadata.OperatorID, kind, name string) {
+	od := d[id]
+	if od == nil {
+		return
+	}
+	if od.elsewhere == nil {
+		od.elsewhere = map[string]bool{}
+	}
+	od.elsewhere[kind+"/"+name] = true
 }
 
 func sortedKeys(a, b map[string]*Sum) []string {

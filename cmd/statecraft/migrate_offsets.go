@@ -1,13 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -66,7 +60,7 @@ func runMigrateOffsets(c *cli.Context) error {
 		}
 	}
 	if f := c.String("from-file"); f != "" {
-		more, err := offsetsFromFile(f)
+		more, err := migrate.OffsetsFromFile(f)
 		if err != nil {
 			return withCode(exitFailure, fmt.Errorf("migrate offsets: --from-file %s: %w", f, err))
 		}
@@ -80,59 +74,4 @@ func runMigrateOffsets(c *cli.Context) error {
 		return withCode(exitFailure, fmt.Errorf("migrate offsets: give at least one of --set, --shift, --rename-topic, --drop-topic, --from-file, --to-timestamp"))
 	}
 	return runMigration(c, src, dst, []migrate.Step{&migrate.Offsets{Operator: op, Changes: changes, AtTime: at}})
-}
-
-// offsetsFromFile reads topic, partition, offset triples: a JSON list of objects, or CSV with an
-// optional header line (as MirrorMaker 2's offset translation is usually exported).
-func offsetsFromFile(p string) ([]sourcestate.OffsetChange, error) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, err
-	}
-	var out []sourcestate.OffsetChange
-	add := func(where, topic, part, off string) error {
-		ch, err := sourcestate.ParseOffsetChange("set", topic+":"+part+"="+off)
-		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		out = append(out, ch)
-		return nil
-	}
-	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
-		var rows []struct {
-			Topic     *string `json:"topic"`
-			Partition *int64  `json:"partition"`
-			Offset    *int64  `json:"offset"`
-		}
-		dec := json.NewDecoder(bytes.NewReader(t))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rows); err != nil {
-			return nil, fmt.Errorf("JSON: %w", err)
-		}
-		for i, r := range rows {
-			if r.Topic == nil || r.Partition == nil || r.Offset == nil {
-				return nil, fmt.Errorf("JSON element %d: want topic, partition and offset", i)
-			}
-			if err := add(fmt.Sprintf("JSON element %d", i), *r.Topic, strconv.FormatInt(*r.Partition, 10), strconv.FormatInt(*r.Offset, 10)); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	rd := csv.NewReader(bytes.NewReader(b))
-	rd.FieldsPerRecord = 3
-	rd.TrimLeadingSpace = true
-	recs, err := rd.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("CSV (want topic,partition,offset per line): %w", err)
-	}
-	for i, r := range recs {
-		if i == 0 && strings.EqualFold(r[0], "topic") {
-			continue
-		}
-		if err := add(fmt.Sprintf("CSV line %d", i+1), r[0], r[1], r[2]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }

@@ -45,6 +45,7 @@ public final class Main {
         COMMANDS.put("type-catalogue", "dev.statecraft.oracle.bridge.TypeCatalogue");
         COMMANDS.put("kafka-savepoint", "dev.statecraft.oracle.sources.KafkaSavepoint");
         COMMANDS.put("kafka-judge", "dev.statecraft.oracle.sources.KafkaJudge");
+        COMMANDS.put("kafka-files-savepoint", "dev.statecraft.oracle.sources.KafkaFilesSavepoint");
         COMMANDS.put("kafka-sql-savepoint", "dev.statecraft.oracle.sources.SqlKafka");
         COMMANDS.put("file-source-savepoint", "dev.statecraft.oracle.sources.FileSourceSavepoint");
         // Flink 1.17 only (FLINK_VERSION=1.17.2; src/main/java-1.17): the legacy FlinkKafkaConsumer

@@ -136,11 +136,16 @@ final class KafkaBroker implements AutoCloseable {
 
     /** Writes count records "topic-partition-i" into one partition, with {@link #timestamp}s. */
     void produce(String topic, int partition, int count) throws Exception {
+        produce(topic, partition, 0, count);
+    }
+
+    /** Writes records from..from+count-1 of one partition (appending to the first from). */
+    void produce(String topic, int partition, int from, int count) throws Exception {
         Properties p = new Properties();
         p.setProperty(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.setProperty(ProducerConfig.ACKS_CONFIG, "all");
         try (KafkaProducer<String, String> prod = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
-            for (int i = 0; i < count; i++) {
+            for (int i = from; i < from + count; i++) {
                 prod.send(new ProducerRecord<>(topic, partition, timestamp(partition, i), null, topic + "-" + partition + "-" + i)).get(60, TimeUnit.SECONDS);
             }
         }

@@ -33,7 +33,13 @@ import dev.statecraft.oracle.common.Json;
  * every partition is {@code expect["topic:p"]} and no other partition was read; rejected (exit 1,
  * reasons on stderr) otherwise. Prints what was read per case. A case with a {@code plan} (a
  * compiled SQL plan reading Kafka, see {@link SqlKafka}) restores that plan under EXECUTE PLAN
- * instead; its topics are the plan's.
+ * instead; its topics are the plan's, or {@code topics} ("a;b", the table's 'topic' option).
+ *
+ * <p>{@code expect["topic:p"] = "latest"} (DataStream cases): the partition must start at its end
+ * as of the restore. Once the restored job runs, the judge appends one record at a time to such
+ * partitions until the job has read one from each; it accepts when the first offset read is at or
+ * past the partition's end before the restore (nothing produced before was read) and every record
+ * from there on was read (what was produced after was). Records appended count for later cases.
  */
 public final class KafkaJudge {
     private KafkaJudge() {}
@@ -65,15 +71,18 @@ public final class KafkaJudge {
             Map<String, Integer> parts = new LinkedHashMap<>();
             produce.forEach((t, c) -> parts.put(t, c.length));
             broker.createTopics(parts);
+            // records in each "topic:p" so far (latest cases append)
+            Map<String, Long> produced = new TreeMap<>();
             for (var e : produce.entrySet()) {
                 for (int p = 0; p < e.getValue().length; p++) {
                     broker.produce(e.getKey(), p, e.getValue()[p] + more);
+                    produced.put(e.getKey() + ":" + p, (long) e.getValue()[p] + more);
                 }
             }
             List<String> wrong = new ArrayList<>();
             for (JsonNode c : cases) {
                 String name = c.path("name").asText(c.get("savepoint").asText());
-                for (String w : judge(broker, c, produce, more)) wrong.add(name + ": " + w);
+                for (String w : judge(broker, c, produced)) wrong.add(name + ": " + w);
             }
             if (!wrong.isEmpty()) {
                 System.err.println("REJECTED: " + String.join("; ", wrong));
@@ -85,16 +94,27 @@ public final class KafkaJudge {
     }
 
     /** Restores one case's savepoint and returns what is wrong (empty: resumed as expected). */
-    private static List<String> judge(KafkaBroker broker, JsonNode c, Map<String, int[]> produce, int more) throws Exception {
+    private static List<String> judge(KafkaBroker broker, JsonNode c, Map<String, Long> produced) throws Exception {
         Path sp = Paths.get(c.get("savepoint").asText()).toAbsolutePath();
         Map<String, Long> expect = new TreeMap<>();
-        c.get("expect").fields().forEachRemaining(e -> expect.put(e.getKey(), e.getValue().asLong()));
-        long total = 0;
-        for (var e : expect.entrySet()) {
-            String[] tp = e.getKey().split(":");
-            total += produce.get(tp[0])[Integer.parseInt(tp[1])] + more - e.getValue();
+        // latest partitions: their end before the restore (nothing before it may be read)
+        Map<String, Long> latest = new TreeMap<>();
+        for (var it = c.get("expect").fields(); it.hasNext(); ) {
+            var e = it.next();
+            if (e.getValue().isTextual() && e.getValue().asText().equals("latest")) {
+                latest.put(e.getKey(), produced.get(e.getKey()));
+            } else {
+                expect.put(e.getKey(), e.getValue().asLong());
+            }
         }
+        for (var it = c.get("expect").fieldNames(); it.hasNext(); ) {
+            String k = it.next();
+            if (!produced.containsKey(k)) throw new IllegalArgumentException("expect names " + k + ", which the spec does not produce");
+        }
+        long total = 0;
+        for (var e : expect.entrySet()) total += produced.get(e.getKey()) - e.getValue();
         if (c.has("plan")) {
+            if (!latest.isEmpty()) throw new IllegalArgumentException("latest expectations are judged for DataStream cases only");
             // a SQL job: its plan names the topics; the records it consumed show where it resumed
             Map<String, Long> first = new TreeMap<>();
             long[] read = new long[1];
@@ -121,11 +141,40 @@ public final class KafkaJudge {
         String failure = null;
         try {
             long deadline = System.currentTimeMillis() + 180_000;
-            while (KafkaSavepoint.READ.get() < total && failure == null) {
+            long lastAppend = 0;
+            // until every latest partition has been read from, the total is not known yet
+            while ((!latest.isEmpty() || KafkaSavepoint.READ.get() < total) && failure == null) {
+                if (!latest.isEmpty() && latest.keySet().stream().allMatch(KafkaSavepoint.FIRST::containsKey)) {
+                    for (String k : latest.keySet()) {
+                        long first = KafkaSavepoint.FIRST.get(k);
+                        total += produced.get(k) - first;
+                        expect.put(k, first);
+                        if (first < latest.get(k)) {
+                            failure = k + " resumed at " + first + ", before its end " + latest.get(k) + " at the restore (want latest)";
+                        }
+                    }
+                    System.out.println(c.path("name").asText(sp.toString()) + ": latest partitions resumed at " + new TreeMap<>(KafkaSavepoint.FIRST)
+                            + ", ends before the restore " + latest);
+                    latest.clear();
+                    continue;
+                }
+                if (!latest.isEmpty() && System.currentTimeMillis() - lastAppend > 300
+                        && client.getJobStatus().get() == org.apache.flink.api.common.JobStatus.RUNNING) {
+                    // one more record where the job has read nothing yet: the reader seeks to the
+                    // end when it gets the split, so records from then on must arrive
+                    for (String k : latest.keySet()) {
+                        if (KafkaSavepoint.FIRST.containsKey(k)) continue;
+                        int i = k.lastIndexOf(':');
+                        broker.produce(k.substring(0, i), Integer.parseInt(k.substring(i + 1)), produced.get(k).intValue(), 1);
+                        produced.merge(k, 1L, Long::sum);
+                    }
+                    lastAppend = System.currentTimeMillis();
+                }
                 if (client.getJobStatus().get().isGloballyTerminalState()) {
                     failure = "job ended: " + client.getJobExecutionResult().handle((r, t) -> t == null ? "finished" : rootMessage(t)).get();
                 } else if (System.currentTimeMillis() > deadline) {
-                    failure = "read " + KafkaSavepoint.READ.get() + " of " + total + " records in 180 s";
+                    failure = "read " + KafkaSavepoint.READ.get() + " of " + total + " records in 180 s"
+                            + (latest.isEmpty() ? "" : "; latest partitions never read from: " + latest.keySet());
                 } else {
                     Thread.sleep(50);
                 }

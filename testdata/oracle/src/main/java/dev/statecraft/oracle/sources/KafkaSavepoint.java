@@ -112,7 +112,11 @@ public final class KafkaSavepoint {
     }
 
     static void runJob(String bootstrap, long total, Path sp) throws Exception {
-        Configuration conf = new Configuration();
+        runJob(bootstrap, total, sp, new Configuration());
+    }
+
+    /** runJob with the job settings of conf besides the fixture's own. */
+    static void runJob(String bootstrap, long total, Path sp, Configuration conf) throws Exception {
         conf.setString("rest.bind-port", "0");
         conf.setString("taskmanager.numberOfTaskSlots", "2");
         StreamExecutionEnvironment env = Cluster.stream(2, conf);

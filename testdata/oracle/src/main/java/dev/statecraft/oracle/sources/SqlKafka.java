@@ -31,7 +31,8 @@ import dev.statecraft.oracle.plans.Script;
  * (what the job read per partition, as kafka-savepoint's "read").
  *
  * <p>{@link #judge}: kafka-judge's cases with a {@code plan} restore that plan with EXECUTE PLAN
- * (its bootstrap servers pointed at the judge's broker) from the case's savepoint.
+ * (its bootstrap servers pointed at the judge's broker, its topics at the case's {@code topics}
+ * when given) from the case's savepoint.
  */
 public final class SqlKafka {
     private SqlKafka() {}
@@ -136,6 +137,12 @@ public final class SqlKafka {
         String plan = Files.readString(Paths.get(c.get("plan").asText()));
         // the plan holds the fixture broker's address: point it at this one
         plan = plan.replaceAll("127\\.0\\.0\\.1:[0-9]+", broker.bootstrap);
+        if (c.has("topics")) {
+            // the topics the restored table reads (a renamed or dropped topic): its 'topic' option
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"topic\" : \"[^\"]*\"").matcher(plan);
+            if (!m.find()) return "the plan has no 'topic' option to point at " + c.get("topics").asText();
+            plan = m.replaceFirst(java.util.regex.Matcher.quoteReplacement("\"topic\" : \"" + c.get("topics").asText() + "\""));
+        }
         Configuration conf = new Configuration();
         conf.setString("execution.state-recovery.path", Paths.get(c.get("savepoint").asText()).toAbsolutePath().toUri().toString());
         conf.setString("execution.state-recovery.ignore-unclaimed-state", "false");
