@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,6 +147,29 @@ func patchFile(t *testing.T, dir, name, topic string, partition int32, from, to 
 // subtask's partitions writes that subtask's file anew and hard-links the other's from the
 // source, untouched (TestOffsetsOracle has Flink restore the same edit).
 func TestOffsetsCarriesFiles(t *testing.T) {
+	// the fixture's splits are where Flink's job stood (its expect.json: next offset per partition)
+	var expect struct {
+		Read []struct {
+			Topic      string
+			Partition  int
+			NextOffset int64
+		}
+	}
+	b, err := os.ReadFile(filesFixture + ".expect.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &expect); err != nil {
+		t.Fatal(err)
+	}
+	var read []string
+	for _, r := range expect.Read {
+		read = append(read, fmt.Sprintf("%s:%d=%d", r.Topic, r.Partition, r.NextOffset))
+	}
+	sort.Strings(read)
+	if r, _ := positions(t, filesFixture); fmt.Sprint(r) != fmt.Sprint(read) {
+		t.Fatalf("fixture splits %v, the job read up to %v", r, read)
+	}
 	dst := filepath.Join(t.TempDir(), "out")
 	op, _ := ParseSelector("uid:kafka-source")
 	rep, err := Run(filesFixture, dst, []Step{&Offsets{Operator: op, Changes: changes(t, "set orders:1=latest", "set payments:1=4")}}, Options{})
