@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/statecraft/statecraft/internal/s3test"
 	"github.com/statecraft/statecraft/statecore/sourcestate"
 )
 
@@ -323,5 +324,28 @@ func TestOffsetsBadInput(t *testing.T) {
 				t.Errorf("a refused run left %v", ents)
 			}
 		})
+	}
+}
+
+// TestOffsetsS3: the same edit of the state-file fixture from S3 to S3 (a real S3 server): the
+// subtask whose splits change gets a new object, the other's state file is copied server-side,
+// and the output, verified by decoding it from the server, holds the promised positions.
+func TestOffsetsS3(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "offsets")
+	copyStore(t, filesFixture, "s3://"+bucket+"/src")
+	dst := "s3://" + bucket + "/out"
+	op, _ := ParseSelector("uid:kafka-source")
+	rep, err := Run("s3://"+bucket+"/src", dst, []Step{&Offsets{Operator: op, Changes: changes(t, "set orders:1=latest", "set payments:1=4")}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Written != 1 || rep.Linked != 1 || rep.Copied != 0 {
+		t.Errorf("%d objects written, %d copied server-side, %d through statecraft; want 1, 1, 0", rep.Written, rep.Linked, rep.Copied)
+	}
+	local := filepath.Join(t.TempDir(), "out")
+	copyStore(t, dst, local)
+	if r, e := positions(t, local); fmt.Sprint(r) != "[orders:0=2 orders:1=latest orders:2=4 payments:0=5 payments:1=4]" || len(e) != 5 {
+		t.Fatalf("readers %v enum %v", r, e)
 	}
 }
