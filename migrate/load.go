@@ -16,7 +16,6 @@ import (
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
 	"github.com/statecraft/statecraft/statecore/metadata"
-	"github.com/statecraft/statecraft/statecore/opstate"
 	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
@@ -35,8 +34,8 @@ import (
 //	partition by partition, in key-group order: load, counting sort by key group (stable), each
 //	key group's block written to the file of the subtask whose range holds it
 //
-// Operator state is carried over from the source: records of operator state in the data must
-// match the source's element counts (changing operator state is not supported).
+// Operator state is carried over from the source, except the operator states the data has
+// records of, which take the data's elements (writeOperatorState).
 type Load struct {
 	Data string
 }
@@ -60,7 +59,7 @@ type loadOp struct {
 	parts   []loadPart
 	counts  map[string]int
 	sums    map[string]*Sum
-	opState map[string]int // operator-state records in the data, by state
+	opRecs  []opRecord // operator-state records in the data
 }
 
 type loadPart struct {
@@ -125,7 +124,7 @@ func (l *Load) apply(s *session) (*StepReport, error) {
 	native := false
 	for _, op := range s.m.Operators {
 		lo := ops[Label(op)]
-		if err := lo.checkOperatorState(s); err != nil {
+		if err := s.writeOperatorState(lo, dry); err != nil {
 			return nil, fmt.Errorf("operator %s: %w", Label(op), err)
 		}
 		if lo.header == nil {
@@ -167,7 +166,7 @@ func (s *session) loadOps() (map[string]*loadOp, []string, error) {
 
 // newLoadOp reads the header of op's keyed state (nil loadOp.header when it has none).
 func (s *session) newLoadOp(op *metadata.OperatorState) (*loadOp, error) {
-	lo := &loadOp{op: op, opState: map[string]int{}}
+	lo := &loadOp{op: op}
 	if !hasKeyed(op) {
 		return lo, nil
 	}
@@ -218,8 +217,7 @@ func loadRecord(ops map[string]*loadOp, labels []string, line []byte, where stri
 			where, label, strings.Join(labels, ", "))
 	}
 	if mode, ok := rec["mode"].(string); ok && mode != "" {
-		name, _ := rec["state"].(string)
-		lo.opState[name]++
+		lo.opRecs = append(lo.opRecs, opRecord{rec: rec, where: where})
 		return 0, nil
 	}
 	if lo.header == nil {
@@ -407,24 +405,6 @@ func (s *session) writeLoaded(lo *loadOp) error {
 	if dg := s.digest[lo.op.ID]; dg != nil {
 		dg.Keyed = lo.sums
 		dg.pendingKeyed = false
-	}
-	return nil
-}
-
-// checkOperatorState refuses data whose operator-state records differ in number from the
-// source's elements: operator state is carried over, not loaded.
-func (lo *loadOp) checkOperatorState(s *session) error {
-	have := map[string]int{}
-	if err := readOperatorState(s.src, lo.op, func(e opstate.Element) error {
-		have[e.State]++
-		return nil
-	}); err != nil {
-		return err
-	}
-	for name, n := range lo.opState {
-		if have[name] != n {
-			return fmt.Errorf("operator state %q: the data has %d records, the source %d elements; operator state is carried over from the source, not loaded (changing it is not supported)", name, n, have[name])
-		}
 	}
 	return nil
 }

@@ -20,12 +20,17 @@
 //	        valueType: {pojo: com.example.Account, fields: {owner: String, balance: Long}}
 //	      - {name: window-contents, kind: aggregating, valueType: "Tuple2<Long, Long>", namespace: TimeWindow}
 //	      - {name: _timer_state/event_user-timers, kind: timer}
+//	    operatorStates:            # operator state, keyed operator or not
+//	      - {name: buffer, mode: split, valueType: String}     # ListState
+//	      - {name: offsets, mode: union, valueType: Long}      # UnionListState
+//	      - {name: rules, mode: broadcast, keyType: String, valueType: Long}  # BroadcastState
 //
 // Types: Integer, Long, Short, Byte, Float, Double, Boolean, Character, String, primitive arrays,
 // String[], TupleN<..>, Row<..>, List<T>, Map<K, V>, and POJOs ({pojo: CLASS, fields: {NAME:
 // TYPE}}; a POJO key's hashCode is the job's, so the data gives each entry's keyGroup);
 // namespaces VoidNamespace (default), TimeWindow, GlobalWindow. Kinds: value, list (valueType is
-// the element's), map, reducing, aggregating (valueType is the accumulator's), timer.
+// the element's), map, reducing, aggregating (valueType is the accumulator's), timer. Operator
+// states are written header only (opstate.Write), with no element; the data's lines fill them.
 package spec
 
 import (
@@ -43,6 +48,7 @@ import (
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
 	"github.com/statecraft/statecraft/statecore/metadata"
+	"github.com/statecraft/statecraft/statecore/opstate"
 	"github.com/statecraft/statecraft/statecore/serializer"
 	"github.com/statecraft/statecraft/statecore/uid"
 )
@@ -62,14 +68,25 @@ type Spec struct {
 
 // Operator declares one operator.
 type Operator struct {
-	UID            string  `yaml:"uid"`
-	UIDHash        string  `yaml:"uidHash"`
-	Name           string  `yaml:"name"`
-	Parallelism    int32   `yaml:"parallelism"`
-	MaxParallelism int32   `yaml:"maxParallelism"`
-	KeyType        *Type   `yaml:"keyType"`
-	States         []State `yaml:"states"`
+	UID            string    `yaml:"uid"`
+	UIDHash        string    `yaml:"uidHash"`
+	Name           string    `yaml:"name"`
+	Parallelism    int32     `yaml:"parallelism"`
+	MaxParallelism int32     `yaml:"maxParallelism"`
+	KeyType        *Type     `yaml:"keyType"`
+	States         []State   `yaml:"states"`
+	OperatorStates []OpState `yaml:"operatorStates"`
 	line           int
+}
+
+// OpState declares one operator state: a list state (mode split: ListState, or union:
+// UnionListState; valueType is the element's) or a broadcast state (mode broadcast, keyType and
+// valueType the map's).
+type OpState struct {
+	Name      string `yaml:"name"`
+	Mode      string `yaml:"mode"`
+	ValueType *Type  `yaml:"valueType"`
+	KeyType   *Type  `yaml:"keyType"`
 }
 
 // State declares one keyed state or timer queue.
@@ -197,6 +214,9 @@ func (s *Spec) check() error {
 		if o.Parallelism < 1 || o.MaxParallelism < 1 || o.MaxParallelism > 1<<15 || o.Parallelism > o.MaxParallelism {
 			return fmt.Errorf("%s: parallelism %d, max parallelism %d: want 1 <= parallelism <= max parallelism <= 32768", where, o.Parallelism, o.MaxParallelism)
 		}
+		if _, err := o.operatorStates(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 		if o.KeyType == nil {
 			if len(o.States) > 0 {
 				return fmt.Errorf("%s: keyed states declared without a keyType", where)
@@ -271,8 +291,44 @@ func (o *Operator) header() (*keyed.Header, error) {
 	return h, nil
 }
 
+// modes are the distribution modes of operator state by their declared names.
+var modes = map[string]byte{"split": metadata.ModeSplitDistribute, "union": metadata.ModeUnion, "broadcast": metadata.ModeBroadcast}
+
+// operatorStates are the declared operator states, without elements.
+func (o *Operator) operatorStates() ([]opstate.WriteState, error) {
+	var out []opstate.WriteState
+	for i, st := range o.OperatorStates {
+		where := fmt.Sprintf("operatorStates[%d] %q", i, st.Name)
+		mode, ok := modes[st.Mode]
+		if !ok {
+			return nil, fmt.Errorf("%s: mode %q, want split, union or broadcast", where, st.Mode)
+		}
+		ws := opstate.WriteState{Name: st.Name, Mode: mode}
+		for _, t := range []struct {
+			name string
+			t    *Type
+			to   **serializer.Snapshot
+		}{{"valueType", st.ValueType, &ws.Value}, {"keyType", st.KeyType, &ws.Key}} {
+			if t.t == nil {
+				continue
+			}
+			if t.t.err != nil {
+				return nil, fmt.Errorf("%s: %s (line %d): %w", where, t.name, t.t.line, t.t.err)
+			}
+			*t.to = t.t.snap
+		}
+		out = append(out, ws)
+	}
+	if _, _, err := opstate.Write(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WriteEmpty writes the declared savepoint, without any entry, into dir (which must exist and
-// be empty): one header-only keyed-state file per subtask of each keyed operator, then _metadata.
+// be empty): one header-only keyed-state file per subtask of each keyed operator, one
+// operator-state file per subtask holding the declared operator states without elements, then
+// _metadata.
 func (s *Spec) WriteEmpty(dir string) error {
 	m := &metadata.Metadata{Version: 6, CheckpointID: 1, Tail: slices.Clone(savepointProperties)}
 	for _, o := range s.Operators {
@@ -282,6 +338,27 @@ func (s *Spec) WriteEmpty(dir string) error {
 			op.Name = o.UID
 		}
 		m.Operators = append(m.Operators, op)
+		if len(o.OperatorStates) > 0 {
+			states, err := o.operatorStates()
+			if err != nil {
+				return err
+			}
+			data, infos, err := opstate.Write(states)
+			if err != nil {
+				return err
+			}
+			for i := range o.Parallelism {
+				name := fmt.Sprintf("declared-%s-op-%d", id, i)
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+					return err
+				}
+				op.Subtasks = append(op.Subtasks, &metadata.SubtaskState{Index: i, ManagedOperator: &metadata.OperatorStreamHandle{
+					TagByte:  metadata.TagPartitionableOperatorState,
+					States:   infos,
+					Delegate: &metadata.RelativeFileHandle{Path: name, Size: int64(len(data))},
+				}})
+			}
+		}
 		if o.KeyType == nil {
 			continue
 		}
@@ -298,12 +375,17 @@ func (s *Spec) WriteEmpty(dir string) error {
 			if err := os.WriteFile(filepath.Join(dir, name), h.Raw, 0o644); err != nil {
 				return err
 			}
-			op.Subtasks = append(op.Subtasks, &metadata.SubtaskState{Index: i, ManagedKeyed: &metadata.KeyGroupsHandle{
+			kh := &metadata.KeyGroupsHandle{
 				TagByte:  metadata.TagSavepointKeyGroups,
 				Range:    metadata.KeyGroupRange{Start: rg.Start, Num: rg.Len()},
 				Offsets:  make([]int64, rg.Len()),
 				Delegate: &metadata.RelativeFileHandle{Path: name, Size: int64(len(h.Raw))},
-			}})
+			}
+			if st := op.Subtask(i); st != nil {
+				st.ManagedKeyed = kh
+			} else {
+				op.Subtasks = append(op.Subtasks, &metadata.SubtaskState{Index: i, ManagedKeyed: kh})
+			}
 		}
 	}
 	var buf bytes.Buffer

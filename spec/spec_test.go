@@ -60,9 +60,13 @@ func TestReadRefusals(t *testing.T) {
 		{"map without user key", "operators:\n  - uid: a\n    keyType: Long\n    states:\n      - {name: s, kind: map, valueType: Long}\n", "a user key type is given for a map state, and only for one"},
 		{"states without key", "operators:\n  - uid: a\n    states:\n      - {name: s, kind: value, valueType: Long}\n", "keyed states declared without a keyType"},
 		{"parallelism", "operators:\n  - {uid: a, parallelism: 300, maxParallelism: 128}\n", "parallelism 300, max parallelism 128"},
-		{"unknown field", "operators:\n  - {uid: a, operatorState: x}\n", "field operatorState not found"},
+		{"unknown field", "operators:\n  - {uid: a, operatorStateX: x}\n", "field operatorStateX not found"},
 		{"pojo without fields", "operators:\n  - uid: a\n    keyType: {pojo: com.x.A}\n", "{pojo: CLASS, fields"},
 		{"twice", "operators:\n  - uid: a\n  - uid: a\n", "declared twice"},
+		{"operator state mode", "operators:\n  - uid: a\n    operatorStates:\n      - {name: s, mode: list, valueType: Long}\n", "spec.yaml:2: operators[0]: operatorStates[0] \"s\": mode \"list\", want split, union or broadcast"},
+		{"broadcast without key", "operators:\n  - uid: a\n    operatorStates:\n      - {name: s, mode: broadcast, valueType: Long}\n", "operator state \"s\": want a value type, and a key type for a broadcast state only"},
+		{"operator state type", "operators:\n  - uid: a\n    operatorStates:\n      - {name: s, mode: union, valueType: Lng}\n", "operatorStates[0] \"s\": valueType (line 4): type \"Lng\": unknown type"},
+		{"operator state twice", "operators:\n  - uid: a\n    operatorStates:\n      - {name: s, mode: union, valueType: Long}\n      - {name: s, mode: split, valueType: Long}\n", "operator state \"s\": every state needs a name of its own"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := filepath.Join(t.TempDir(), "spec.yaml")

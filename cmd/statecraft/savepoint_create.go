@@ -21,11 +21,13 @@ func init() {
 				"and max parallelism; --data FILE the keyed entries and timers, one JSON object a line as\n" +
 				"'savepoint dump SRC' (without --operator) prints them, each naming its operator. Every key is\n" +
 				"encoded with SRC's serializers and placed in the key group of its Java hashCode. Operator\n" +
-				"state is carried over from SRC (records of it in FILE must match SRC's). DST is written like\n" +
-				"a migration's output: staged, verified, _metadata last.\n\n" +
+				"state is carried over from SRC, except the operator states FILE has records of, which take\n" +
+				"those records' elements. FILE may be CSV (.csv) with the dump's fields as columns. DST is\n" +
+				"written like a migration's output: staged, verified, _metadata last.\n\n" +
 				"--spec SPEC.yaml declares the operators instead (uid or uidHash, parallelism, max\n" +
 				"parallelism, key type, states with kind, value type, map key type, namespace, TTL, timer\n" +
-				"queues); serializer snapshots are written as Flink writes them for the declared types.\n" +
+				"queues, operator states); serializer snapshots are written as Flink writes them for the\n" +
+				"declared types.\n" +
 				"The layout of a declaration is in the README (savepoint create --spec).",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "like", Usage: "the savepoint whose operators, types and parallelism DST takes"},
