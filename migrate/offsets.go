@@ -25,8 +25,8 @@ import (
 // Streams that hold other states besides the splits, compressed streams and file-merged handles
 // are refused (not needed by KafkaSource's operator so far; refusing beats guessing).
 //
-// Verification does not trust what the step computed: checkOffsets re-decodes the output's
-// splits and enumerator state and holds them against the source's and the changes asked for.
+// Verification does not trust what the step computed: offsetsPromise.check re-decodes the
+// output's splits and enumerator state and holds them against the source's and the changes.
 type Offsets struct {
 	Operator Selector
 	Changes  []sourcestate.OffsetChange

@@ -17,8 +17,8 @@ import (
 // what it wrote. Instead the reader state and the coordinator state of the edited source are
 // taken out of the digest comparison (every other state of every operator, other operators'
 // coordinator states included, is still compared entry by entry with the source's), and
-// checkOffsets re-decodes them from the re-opened output with the decoders the listings use and
-// holds them against the source's, decoded before the step, and the changes as asked:
+// offsetsPromise.check re-decodes them from the re-opened output with the decoders the listings
+// use and holds them against the source's, decoded before the step, and the changes as asked:
 //
 //   - a split no change names must be in the output at the same subtask with the source's bytes,
 //     byte for byte;
