@@ -20,12 +20,29 @@ type recordReader interface {
 	next() (rec []byte, where string, err error)
 }
 
-// newRecordReader reads JSONL, or CSV when the file's name ends in .csv.
-func newRecordReader(name string, r io.Reader) (recordReader, error) {
+// eachRecord calls fn with every record of the data file name (read from r): JSONL, or CSV
+// when the name ends in .csv. rec is valid only during the call.
+func eachRecord(name string, r io.Reader, fn func(rec []byte, where string) error) error {
+	var recs recordReader = &jsonlRecords{name: name, br: bufio.NewReaderSize(r, 1<<20)}
 	if strings.EqualFold(filepath.Ext(name), ".csv") {
-		return newCSVRecords(name, r)
+		c, err := newCSVRecords(name, r)
+		if err != nil {
+			return err
+		}
+		recs = c
 	}
-	return &jsonlRecords{name: name, br: bufio.NewReaderSize(r, 1<<20)}, nil
+	for {
+		b, where, err := recs.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(b, where); err != nil {
+			return err
+		}
+	}
 }
 
 // jsonlRecords reads one JSON object a line; blank lines are skipped, a line may be of any

@@ -348,18 +348,7 @@ func TestLoadDeclaredRefusals(t *testing.T) {
 			if tc.line == total || tc.line == holder || tc.line == profile {
 				t.Fatal("the replacement did not apply: the test would prove nothing")
 			}
-			dir := t.TempDir()
-			data := filepath.Join(dir, "data.jsonl")
-			os.WriteFile(data, []byte(lines[0]+"\n"+lines[1]+"\n"+tc.line+"\n"), 0o644)
-			dst := filepath.Join(dir, "out")
-			_, err := Run(empty, dst, []Step{&Load{Data: data}}, Options{})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one containing %q", err, tc.want)
-			}
-			t.Log(err)
-			if _, err := os.Stat(dst); err == nil {
-				t.Fatalf("%s exists after a failed load", dst)
-			}
+			loadRefused(t, empty, "data.jsonl", lines[0]+"\n"+lines[1]+"\n"+tc.line+"\n", tc.want)
 		})
 	}
 }
@@ -367,14 +356,14 @@ func TestLoadDeclaredRefusals(t *testing.T) {
 // csvColumns are the columns toCSV writes, in order.
 var csvColumns = []string{"operator", "state", "keyGroup", "key", "namespace", "userKey", "value", "ttlTimestamp", "kind", "timestamp"}
 
-// toCSV turns dumped lines into a CSV data file's text: text columns as they are, a string
-// value as its text unless that reads as JSON, every other value as JSON, an absent field as
-// an empty cell.
-func toCSV(t *testing.T, lines []string) string {
+// toCSV turns dumped lines into a CSV data file's text with columns cols: text columns as
+// they are, a string value as its text unless that reads as JSON, every other value as JSON, an
+// absent field as an empty cell.
+func toCSV(t *testing.T, cols []string, lines []string) string {
 	t.Helper()
 	var b strings.Builder
 	w := csv.NewWriter(&b)
-	w.Write(csvColumns)
+	w.Write(cols)
 	for _, l := range lines {
 		d := json.NewDecoder(strings.NewReader(l))
 		d.UseNumber()
@@ -382,8 +371,8 @@ func toCSV(t *testing.T, lines []string) string {
 		if err := d.Decode(&m); err != nil {
 			t.Fatal(err)
 		}
-		row := make([]string, len(csvColumns))
-		for i, c := range csvColumns {
+		row := make([]string, len(cols))
+		for i, c := range cols {
 			v, ok := m[c]
 			delete(m, c)
 			switch s, isString := v.(string); {
@@ -416,7 +405,7 @@ func TestLoadCSV(t *testing.T) {
 			src := fixture(t, name)
 			want := dumpKeyed(t, src)
 			data := filepath.Join(t.TempDir(), "data.csv")
-			if err := os.WriteFile(data, []byte(toCSV(t, want)), 0o644); err != nil {
+			if err := os.WriteFile(data, []byte(toCSV(t, csvColumns, want)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			dst, _ := run(t, src, Options{}, &Load{Data: data})
@@ -448,17 +437,7 @@ func TestLoadCSVRefusals(t *testing.T) {
 		{"empty file", "", `data.csv: empty CSV file`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			data := filepath.Join(dir, "data.csv")
-			os.WriteFile(data, []byte(tc.text), 0o644)
-			dst := filepath.Join(dir, "out")
-			_, err := Run(src, dst, []Step{&Load{Data: data}}, Options{})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one containing %q", err, tc.want)
-			}
-			if _, err := os.Stat(dst); err == nil {
-				t.Fatalf("%s exists after a failed load", dst)
-			}
+			loadRefused(t, src, "data.csv", tc.text, tc.want)
 		})
 	}
 }
@@ -546,17 +525,35 @@ func TestLoadOperatorStateRefusals(t *testing.T) {
 		{"operator without operator state", strings.Replace(good, `uid:op-states`, `uid:pojo-keyed`, 1), `data.jsonl:2: the source has no operator state for this operator`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			data := filepath.Join(dir, "data.jsonl")
-			os.WriteFile(data, []byte(good+"\n"+tc.line+"\n"), 0o644)
-			dst := filepath.Join(dir, "out")
-			_, err := Run(empty, dst, []Step{&Load{Data: data}}, Options{})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one containing %q", err, tc.want)
-			}
-			if _, err := os.Stat(dst); err == nil {
-				t.Fatalf("%s exists after a failed load", dst)
-			}
+			loadRefused(t, empty, "data.jsonl", good+"\n"+tc.line+"\n", tc.want)
 		})
+	}
+}
+
+// TestPatchCSV: migrate patch takes the same records from CSV as from JSONL (sets, adds, map
+// entries, whole lists and deletes), giving the same entries and report.
+func TestPatchCSV(t *testing.T) {
+	var lines []string
+	for _, l := range strings.Split(patchKeyedHashmap, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	data := filepath.Join(t.TempDir(), "patch.csv")
+	cols := []string{"op", "operator", "state", "key", "namespace", "userKey", "value"}
+	if err := os.WriteFile(data, []byte(toCSV(t, cols, lines)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := fixture(t, "keyed-hashmap")
+	dst, rep := run(t, src, Options{}, &Patch{Data: data})
+	want, wantRep := runPatch(t)
+	got, exp := dumpKeyed(t, dst), dumpKeyed(t, want)
+	if !slices.Equal(got, exp) || slices.Equal(got, dumpKeyed(t, src)) {
+		t.Fatalf("patched from CSV: %d records, from JSONL %d (or they differ, or nothing changed)", len(got), len(exp))
+	}
+	g, _ := json.Marshal(rep.Steps[0].Operators)
+	w, _ := json.Marshal(wantRep.Steps[0].Operators)
+	if !bytes.Equal(g, w) {
+		t.Fatalf("report from CSV %s, from JSONL %s", g, w)
 	}
 }

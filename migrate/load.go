@@ -5,9 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,35 +89,29 @@ func (l *Load) apply(s *session) (*StepReport, error) {
 	}
 	var buffered int64
 	spill := filepath.Join(s.stage, spillDir)
-	recs, err := newRecordReader(l.Data, f)
-	if err != nil {
-		return nil, err
-	}
 	var in serializer.Input
-	for {
-		b, where, err := recs.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	err = eachRecord(l.Data, f, func(b []byte, where string) error {
 		n, err := loadRecord(ops, labels, b, where, &in, !dry)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		buffered += int64(n)
-		if buffered > budget {
-			if err := os.MkdirAll(spill, 0o755); err != nil {
-				return nil, err
-			}
-			for _, lo := range ops {
-				if err := lo.spill(spill); err != nil {
-					return nil, err
-				}
-			}
-			buffered = 0
+		if buffered <= budget {
+			return nil
 		}
+		if err := os.MkdirAll(spill, 0o755); err != nil {
+			return err
+		}
+		for _, lo := range ops {
+			if err := lo.spill(spill); err != nil {
+				return err
+			}
+		}
+		buffered = 0
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	native := false
 	for _, op := range s.m.Operators {

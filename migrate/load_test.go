@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/statecraft/statecraft/internal/oracletest"
-	"github.com/statecraft/statecraft/spec"
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -91,34 +90,15 @@ func TestLoadRoundTrip(t *testing.T) {
 func createSpec(t *testing.T, name string, replace ...string) string {
 	t.Helper()
 	src := fixture(t, name)
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "specs", name+".yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(b)
+	text := readSpec(t, name)
 	for i := 0; i+1 < len(replace); i += 2 {
 		if !strings.Contains(text, replace[i]) {
 			t.Fatalf("%s.yaml has no %q", name, replace[i])
 		}
 		text = strings.Replace(text, replace[i], replace[i+1], 1)
 	}
-	dir := t.TempDir()
-	f := filepath.Join(dir, "spec.yaml")
-	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sp, err := spec.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	empty := filepath.Join(dir, "empty")
-	if err := os.Mkdir(empty, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := sp.WriteEmpty(empty); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data.jsonl")
+	empty := declare(t, text)
+	data := filepath.Join(t.TempDir(), "data.jsonl")
 	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -205,23 +185,29 @@ func TestLoadRefusals(t *testing.T) {
 		{"value out of range", strings.Replace(good, `"value":3`, `"value":1e40`, 1), `data.jsonl:2: value: 1e40 is not an integer`},
 		{"operator without keyed state", strings.Replace(good, `uid:int-keyed`, `uid:source`, 1), `operator uid:source has no keyed state`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			data := filepath.Join(dir, "data.jsonl")
-			os.WriteFile(data, []byte(good+"\n"+tc.line+"\n"), 0o644)
-			dst := filepath.Join(dir, "out")
-			_, err := Run(src, dst, []Step{&Load{Data: data}}, Options{})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one containing %q", err, tc.want)
-			}
-			if _, err := os.Stat(dst); err == nil {
-				t.Fatalf("%s exists after a failed load", dst)
-			}
-			left, _ := filepath.Glob(dst + stageInfix + "*")
-			if len(left) > 0 {
-				t.Fatalf("staging directories left: %v", left)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { loadRefused(t, src, "data.jsonl", good+"\n"+tc.line+"\n", tc.want) })
+	}
+}
+
+// loadRefused loads a data file called name holding text into a savepoint like src, which must
+// fail with an error containing want, leaving neither output nor staging directory.
+func loadRefused(t *testing.T, src, name, text, want string) {
+	t.Helper()
+	dir := t.TempDir()
+	data := filepath.Join(dir, name)
+	if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "out")
+	_, err := Run(src, dst, []Step{&Load{Data: data}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one containing %q", err, want)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Fatalf("%s exists after a failed load", dst)
+	}
+	if left, _ := filepath.Glob(dst + stageInfix + "*"); len(left) > 0 {
+		t.Fatalf("staging directories left: %v", left)
 	}
 }
 

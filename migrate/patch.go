@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -64,26 +63,19 @@ func (p *Patch) apply(s *session) (*StepReport, error) {
 	}
 	patches := map[*loadOp]map[int32][]patchOp{}
 	var in serializer.Input
-	recs, err := newRecordReader(p.Data, f)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		b, where, err := recs.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	err = eachRecord(p.Data, f, func(b []byte, where string) error {
 		lo, kg, po, err := patchRecord(ops, labels, b, where, &in)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if patches[lo] == nil {
 			patches[lo] = map[int32][]patchOp{}
 		}
 		patches[lo][kg] = append(patches[lo][kg], po)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, op := range s.m.Operators {
 		lo := ops[Label(op)]
