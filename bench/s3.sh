@@ -86,6 +86,7 @@ jclouds.filesystem.basedir=$data
 EOF
 java -Xmx512m -jar "$jar" --properties "$work/s3proxy.properties" > "$work/s3proxy.log" 2>&1 &
 pids+=($!)
+server=$!
 for _ in $(seq 600); do
   curl -s -o /dev/null "http://127.0.0.1:$port/" && break
   sleep 0.2
@@ -150,16 +151,21 @@ counted() {
   after=$(cat "$work/relay.count")
   echo $((after - before))
 }
-# timed CMD...: runs CMD against the server directly; prints "wall_ms cpu_ms rss_kib".
+# timed CMD...: runs CMD against the server directly; prints "wall_ms cpu_ms rss_kib server_cpu_ms"
+# (server_cpu_ms: the CPU time S3Proxy spent meanwhile, from /proc: on a shared machine, CPU
+# is what a run costs whatever the load).
+server_cpu() { awk -v t="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / t}' "/proc/$server/stat"; }
 timed() {
-  local t0 t1
+  local t0 t1 s0 s1
+  s0=$(server_cpu)
   t0=$(date +%s%N)
   AWS_ENDPOINT_URL_S3="$direct" /usr/bin/time -v -o "$work/time.txt" "$@" > /dev/null || echo "bench/s3.sh: failed: $*" >> "$work/failed"
   t1=$(date +%s%N)
-  echo "$(( (t1 - t0) / 1000000 )) $(awk -F: '/User time|System time/ {s += $2} END {printf "%d", s * 1000}' "$work/time.txt") $(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$work/time.txt")"
+  s1=$(server_cpu)
+  echo "$(( (t1 - t0) / 1000000 )) $(awk -F: '/User time|System time/ {s += $2} END {printf "%d", s * 1000}' "$work/time.txt") $(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$work/time.txt") $((s1 - s0))"
 }
-# best CMD...: runs CMD RUNS times; prints the fastest run's "wall_ms cpu_ms rss_kib" and the
-# mean wall time.
+# best CMD...: runs CMD RUNS times; prints the fastest run's "wall_ms cpu_ms rss_kib
+# server_cpu_ms" and the mean wall time.
 best() {
   local best_ms=0 best_row="" sum=0 row ms
   for _ in $(seq "$runs"); do
@@ -176,19 +182,19 @@ env -u AWS_CA_BUNDLE rclone copy "$sp" bench:bench/sp
 # ---------- 1. inspect ----------
 log "inspect"
 sent_inspect=$(counted "$sc" savepoint inspect s3://bench/sp)
-read -r in_ms in_cpu in_rss in_mean < <(best "$sc" savepoint inspect s3://bench/sp)
+read -r in_ms in_cpu in_rss _ in_mean < <(best "$sc" savepoint inspect s3://bench/sp)
 check
 
 # ---------- 2. rescale s3 -> s3 against rclone copy ----------
 # Each run writes a new DST (DST must be empty); rclone copies into a new prefix each run too.
 log "rescale s3 -> s3 and rclone copy"
-read -r rs_ms rs_cpu rs_rss rs_mean < <(best bash -c '"$0" migrate rescale s3://bench/sp "s3://bench/rescaled-$RANDOM$RANDOM" --max-parallelism 256 --quiet' "$sc")
+read -r rs_ms rs_cpu rs_rss rs_srv rs_mean < <(best bash -c '"$0" migrate rescale s3://bench/sp "s3://bench/rescaled-$RANDOM$RANDOM" --max-parallelism 256 --quiet' "$sc")
 # (AWS_CA_BUNDLE, when the environment sets one, makes rclone refuse its own transport.)
-read -r rc_ms rc_cpu rc_rss rc_mean < <(best env -u AWS_CA_BUNDLE bash -c 'rclone copy bench:bench/sp "bench:bench/rclone-$RANDOM$RANDOM"')
+read -r rc_ms rc_cpu rc_rss rc_srv rc_mean < <(best env -u AWS_CA_BUNDLE bash -c 'rclone copy bench:bench/sp "bench:bench/rclone-$RANDOM$RANDOM"')
 # rclone between two prefixes of one remote copies server-side (CopyObject: no byte passes through
 # it). A rescale must download and upload every byte, so the same copy with server-side copy
 # disabled (every byte down and up through rclone) is shown beside it for comparison.
-read -r rt_ms rt_cpu rt_rss rt_mean < <(best env -u AWS_CA_BUNDLE bash -c 'rclone copy --disable copy bench:bench/sp "bench:bench/rclone-through-$RANDOM$RANDOM"')
+read -r rt_ms rt_cpu rt_rss rt_srv rt_mean < <(best env -u AWS_CA_BUNDLE bash -c 'rclone copy --disable copy bench:bench/sp "bench:bench/rclone-through-$RANDOM$RANDOM"')
 check
 # The rescaled output is a savepoint statecraft reads back with the source's entry count.
 out=$(ls -d "$data"/bench/rescaled-* | head -1)
@@ -199,7 +205,7 @@ out_count=$(AWS_ENDPOINT_URL_S3="$direct" "$sc" savepoint dump "s3://bench/${out
 # ---------- 3. uid s3 -> s3 ----------
 log "uid s3 -> s3"
 sent_uid=$(counted "$sc" migrate uid s3://bench/sp s3://bench/uid-counted --rename "$op=uid:renamed" --quiet)
-read -r uid_ms uid_cpu uid_rss uid_mean < <(best bash -c '"$0" migrate uid s3://bench/sp "s3://bench/uid-$RANDOM$RANDOM" --rename "$1=uid:renamed" --quiet' "$sc" "$op")
+read -r uid_ms uid_cpu uid_rss _ uid_mean < <(best bash -c '"$0" migrate uid s3://bench/sp "s3://bench/uid-$RANDOM$RANDOM" --rename "$1=uid:renamed" --quiet' "$sc" "$op")
 check
 
 pct() { echo "scale=3; 100 * $1 / $2" | bc; }
@@ -214,12 +220,13 @@ uid_ok=$([ "$uid_ms" -lt 2000 ] && [ "$sent_uid" -lt $((2 * meta + 65536)) ] && 
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg) at the end ($(nproc) cores, shared)"
   echo "- input: $input, $((size >> 20)) MiB, \`_metadata\` $meta bytes; best of $runs runs (mean in brackets)"
   echo "- bytes sent: every byte the server sent through a counting loopback relay (headers and listings included)"
+  echo "- cpu: user + system time of the command; server: S3Proxy's CPU time during the same run (/proc)"
   echo
   echo "| target | statecraft | peer | ratio | verdict |"
   echo "|---|---:|---:|---:|---|"
   echo "| savepoint inspect s3:// < 1 s and < 1% of the bytes | $in_ms ms ($in_mean), $sent_inspect bytes sent ($(pct "$sent_inspect" "$size")% of $size) | - | - | **$(verdict "$in_ok")** |"
-  echo "| migrate rescale s3 -> s3 within 2x rclone copy, RSS < 256 MiB | $rs_ms ms ($rs_mean), cpu $rs_cpu ms, RSS $((rs_rss >> 10)) MiB | rclone copy $rc_ms ms ($rc_mean) | $(ratio "$rs_ms" "$rc_ms")x | **$(verdict "$rs_ok")** |"
-  echo "| (for comparison) migrate rescale s3 -> s3 against rclone copy --disable copy (bytes through rclone) | $rs_ms ms ($rs_mean) | rclone copy-through $rt_ms ms ($rt_mean) | $(ratio "$rs_ms" "$rt_ms")x | - |"
+  echo "| migrate rescale s3 -> s3 within 2x rclone copy, RSS < 256 MiB | $rs_ms ms ($rs_mean), cpu $rs_cpu ms (server $rs_srv ms), RSS $((rs_rss >> 10)) MiB | rclone copy $rc_ms ms ($rc_mean), cpu $rc_cpu ms (server $rc_srv ms) | $(ratio "$rs_ms" "$rc_ms")x | **$(verdict "$rs_ok")** |"
+  echo "| (for comparison) migrate rescale s3 -> s3 against rclone copy --disable copy (bytes through rclone) | $rs_ms ms ($rs_mean), cpu $rs_cpu ms (server $rs_srv ms) | rclone copy-through $rt_ms ms ($rt_mean), cpu $rt_cpu ms (server $rt_srv ms) | $(ratio "$rs_ms" "$rt_ms")x | - |"
   echo "| migrate uid s3 -> s3 < 2 s, no state bytes downloaded | $uid_ms ms ($uid_mean), $sent_uid bytes sent (\`_metadata\` is $meta) | - | - | **$(verdict "$uid_ok")** |"
 } > "$work/s3.md"
 cat "$work/s3.md"

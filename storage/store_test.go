@@ -295,8 +295,10 @@ func TestS3Errors(t *testing.T) {
 }
 
 // TestS3UploadFile: a local file up to singlePutMax goes up in one PutObject streamed from the
-// file (its ETag is the file's MD5, no "-N" part count); a larger one takes the multipart
-// Writer. Both arrive byte-identical.
+// file (its ETag is the file's MD5, no "-N" part count), even over the most the server takes in
+// a request signed with its payload (the body is sent unsigned, its Content-MD5 signed); a larger
+// one, or one the server refuses as too large for one PUT, takes the multipart Writer. All
+// arrive byte-identical.
 func TestS3UploadFile(t *testing.T) {
 	s := stores(t)["s3"]
 	oldPart, oldMax := partSize, singlePutMax
@@ -306,12 +308,18 @@ func TestS3UploadFile(t *testing.T) {
 		name  string
 		size  int
 		parts int
-		// Under the cutoff but over what the server takes in one signed request
-		// (s3test.MaxSignedRequest): the refusal (MaxMessageLengthExceeded) sends the file
-		// through the multipart Writer instead of failing the upload (a 10M-entry rescale's
-		// 126 MiB files failed so against S3Proxy's default 128 MiB limit).
-		max int64
-	}{{"small", 6 << 20, 0, 0}, {"large", 6<<20 + 1, 2, 0}, {"over-server-limit", s3test.MaxSignedRequest + 1, 4, 32 << 20}} {
+		max   int64 // singlePutMax for the case (0: 6 MiB)
+	}{
+		{"small", 6 << 20, 0, 0},
+		{"large", 6<<20 + 1, 2, 0},
+		// Over what the server takes with a signed payload (s3test.MaxSignedRequest): a
+		// signed PUT was refused with MaxMessageLengthExceeded.
+		{"over-signed-limit", s3test.MaxSignedRequest + 1, 0, 64 << 20},
+		// Over what the server takes in one PUT (s3test.MaxSinglePut): the refusal
+		// (EntityTooLarge) sends the file through the multipart Writer instead of failing.
+		{"over-server-limit", s3test.MaxSinglePut + 1, 5, 64 << 20},
+	} {
+		singlePutMax = 6 << 20
 		if c.max > 0 {
 			singlePutMax = c.max
 		}

@@ -59,6 +59,10 @@ var (
 // streaming) that the test server takes; a larger one is refused with MaxMessageLengthExceeded.
 const MaxSignedRequest = 16 << 20
 
+// MaxSinglePut is the largest object the test server takes in one PutObject (S3's limit is
+// 5 GiB); a larger one is refused with EntityTooLarge.
+const MaxSinglePut = 20 << 20
+
 func Require(t testing.TB) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("java"); err != nil {
@@ -197,6 +201,8 @@ func start(base string, port int) (*Server, error) {
 		// (S3Proxy's default is 128 MiB, S3's 5 GiB): small, so that a test reaches the limit
 		// with a file of a few MiB.
 		fmt.Sprintf("s3proxy.v4-max-non-chunked-request-size=%d", MaxSignedRequest),
+		// Small too, so that a test reaches S3's limit of one PUT with a file of a few MiB.
+		fmt.Sprintf("s3proxy.max-single-part-object-size=%d", MaxSinglePut),
 		"jclouds.provider=filesystem",
 		"jclouds.filesystem.basedir=" + data,
 		"",
