@@ -119,6 +119,17 @@ func nativeHandles(t testing.TB, dir string) []handleFS {
 	return out
 }
 
+// onlyCheckpoint returns the one chk-N directory of the oracle's checkpoint fixture
+// testdata/checkpoints/name (skips when it is absent).
+func onlyCheckpoint(t testing.TB, name string) string {
+	t.Helper()
+	chks, _ := filepath.Glob(filepath.Join("../../testdata/checkpoints", name, "chk-*"))
+	if len(chks) != 1 {
+		t.Skipf("fixture testdata/checkpoints/%s: %d chk-N directories, want 1", name, len(chks))
+	}
+	return chks[0]
+}
+
 // TestFixtureDatabases: in every native handle Flink wrote, CURRENT names a MANIFEST whose live
 // files are exactly the handle's SST files, each table opens with verified block checksums, its
 // properties name the column family the MANIFEST lists it under, its entries are in internal-key
@@ -277,68 +288,85 @@ func TestFixtureRangeTombstones(t *testing.T) {
 
 func checkRangeTombstones(t *testing.T, dir string) {
 	covered, kept, tombstones := 0, 0, 0
-	for _, fs := range nativeHandles(t, dir) {
+	eachColumnFamily(t, nativeHandles(t, dir), func(fs handleFS, cf ColumnFamily, tables []*Table) {
+		var ts []RangeTombstone
+		raw := map[string]bool{} // user keys with a Put or Merge, before the merge
+		for _, tb := range tables {
+			x, err := tb.RangeTombstones()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, x...)
+			it := tb.Iter()
+			for it.Next() {
+				if e := it.Entry(); e.Kind == KindPut || e.Kind == KindMerge {
+					raw[string(e.UserKey)] = true
+				}
+			}
+		}
+		tombstones += len(ts)
+		inTomb := func(k string) bool {
+			for _, r := range ts {
+				if k >= string(r.Start) && k < string(r.End) {
+					return true
+				}
+			}
+			return false
+		}
+		got := mergedKeys(t, tables)
+		for k := range raw {
+			switch {
+			case inTomb(k) && got[k]:
+				t.Errorf("%s %s: key %x under a range tombstone was merged in", fs.name, cf.Name, k)
+			case inTomb(k):
+				covered++
+			case !got[k]:
+				t.Errorf("%s %s: key %x (no tombstone) is missing from the merge", fs.name, cf.Name, k)
+			default:
+				kept++
+			}
+		}
+	})
+	if tombstones == 0 || covered == 0 || kept == 0 {
+		t.Errorf("%d tombstones, %d covered keys, %d kept: the fixture should have all three", tombstones, covered, kept)
+	}
+}
+
+// eachColumnFamily opens the database of every handle and calls fn with each column family's
+// tables, so that a test can look at the records of each table before the merge.
+func eachColumnFamily(t testing.TB, handles []handleFS, fn func(fs handleFS, cf ColumnFamily, tables []*Table)) {
+	t.Helper()
+	for _, fs := range handles {
 		db, err := Open(fs)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", fs.name, err)
 		}
 		for _, cf := range db.Manifest.ColumnFamilies {
 			tables, err := db.Tables(cf)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", fs.name, err)
 			}
-			var ts []RangeTombstone
-			raw := map[string]bool{} // user keys with a Put or Merge, before the merge
-			for _, tb := range tables {
-				x, err := tb.RangeTombstones()
-				if err != nil {
-					t.Fatal(err)
-				}
-				ts = append(ts, x...)
-				it := tb.Iter()
-				for it.Next() {
-					if e := it.Entry(); e.Kind == KindPut || e.Kind == KindMerge {
-						raw[string(e.UserKey)] = true
-					}
-				}
-			}
-			tombstones += len(ts)
-			inTomb := func(k string) bool {
-				for _, r := range ts {
-					if k >= string(r.Start) && k < string(r.End) {
-						return true
-					}
-				}
-				return false
-			}
-			it, err := NewMergeIter(tables, StringAppend(','))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]bool{}
-			for it.Next() {
-				got[string(it.Key())] = true
-			}
-			if it.Err() != nil {
-				t.Fatal(it.Err())
-			}
-			for k := range raw {
-				switch {
-				case inTomb(k) && got[k]:
-					t.Errorf("%s %s: key %x under a range tombstone was merged in", fs.name, cf.Name, k)
-				case inTomb(k):
-					covered++
-				case !got[k]:
-					t.Errorf("%s %s: key %x (no tombstone) is missing from the merge", fs.name, cf.Name, k)
-				default:
-					kept++
-				}
-			}
+			fn(fs, cf, tables)
 		}
 	}
-	if tombstones == 0 || covered == 0 || kept == 0 {
-		t.Errorf("%d tombstones, %d covered keys, %d kept: the fixture should have all three", tombstones, covered, kept)
+}
+
+// mergedKeys returns the user keys the merge of tables yields (list operands joined as Flink's
+// operator joins them).
+func mergedKeys(t testing.TB, tables []*Table) map[string]bool {
+	t.Helper()
+	it, err := NewMergeIter(tables, StringAppend(','))
+	if err != nil {
+		t.Fatal(err)
 	}
+	got := map[string]bool{}
+	for it.Next() {
+		got[string(it.Key())] = true
+	}
+	if it.Err() != nil {
+		t.Fatal(it.Err())
+	}
+	return got
 }
 
 // TestFixtureCheckpointChain: in the retained incremental checkpoints Flink wrote, later

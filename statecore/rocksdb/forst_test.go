@@ -1,20 +1,14 @@
 package rocksdb
 
-import (
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 // TestFixtureForStPartitionedIndex: the ForSt backend of Flink 2.3.0 writes its SST files with a
 // partitioned (two-level) index. Every table of the ForSt checkpoint Flink wrote has one, and
 // every table's entries are read through it, all data blocks checksummed, in internal-key order.
 func TestFixtureForStPartitionedIndex(t *testing.T) {
-	chks, _ := filepath.Glob("../../testdata/checkpoints/forst-checkpoint/chk-*")
-	if len(chks) != 1 {
-		t.Skipf("fixture testdata/checkpoints/forst-checkpoint: %d chk-N directories, want 1", len(chks))
-	}
+	chk := onlyCheckpoint(t, "forst-checkpoint")
 	tables, entries := 0, 0
-	for _, fs := range nativeHandles(t, chks[0]) {
+	for _, fs := range nativeHandles(t, chk) {
 		for _, tb := range fs.tables(t) {
 			tables++
 			if !tb.partitioned {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/zeebo/xxh3"
 )
 
 // fixtureFile returns the bytes of one file (by RocksDB name suffix) of the first handle of the
@@ -55,6 +58,8 @@ func TestHostileTables(t *testing.T) {
 		want  string
 	}{
 		{"data byte flipped", func(b []byte) []byte { b[3] ^= 0x40; return b }, "checksum mismatch"},
+		// a codec FRocksDB can be built with but this reader lacks, with a valid checksum
+		{"zlib-compressed block", func(b []byte) []byte { return retype(t, b, compressionZlib) }, "zlib compression is not supported"},
 		{"format version 6", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[len(b)-12:], 6); return b }, "table format version 6 is not supported"},
 		{"xxHash64 checksums", func(b []byte) []byte { b[foot] = checksumXXHash64; return b }, "xxHash64 block checksums are not supported"},
 		{"legacy footer", func(b []byte) []byte {
@@ -74,7 +79,9 @@ func TestHostileTables(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := scanTable(c.patch(bytes.Clone(orig)))
+			b := c.patch(bytes.Clone(orig))
+			var err error
+			bounded(t, len(b), func() { err = scanTable(b) })
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "t.sst") {
 				t.Fatalf("error %v, want one naming t.sst with %q", err, c.want)
 			}
@@ -104,12 +111,15 @@ func TestHostileBlocks(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			it, err := newBlockIter(c.block, "blk", c.delta)
-			if err == nil {
-				for it.next() {
+			var err error
+			bounded(t, len(c.block), func() {
+				var it *blockIter
+				if it, err = newBlockIter(c.block, "blk", c.delta); err == nil {
+					for it.next() {
+					}
+					err = it.err
 				}
-				err = it.err
-			}
+			})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
@@ -174,7 +184,8 @@ func TestHostileManifests(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ReadManifest(bytes.NewReader(c.log), "M")
+			var err error
+			bounded(t, len(c.log), func() { _, err = ReadManifest(bytes.NewReader(c.log), "M") })
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "M: ") {
 				t.Fatalf("error %v, want one starting with M: and containing %q", err, c.want)
 			}
@@ -197,6 +208,126 @@ func TestHostileManifests(t *testing.T) {
 }
 
 func cat(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
+
+// bounded runs f and fails the test if it allocated more than 1 MiB plus four times the input's
+// size: a hostile length, count or varint must never size an allocation.
+func bounded(t *testing.T, input int, f func()) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20+4*uint64(input) {
+		t.Errorf("allocated %d bytes for a %d-byte input", grew, input)
+	}
+}
+
+// retype gives the table's first data block the compression type ctype in its trailer and
+// re-seals the block's checksum, so that only the codec is wrong.
+func retype(t *testing.T, b []byte, ctype byte) []byte {
+	t.Helper()
+	tb, err := OpenTable(bytes.NewReader(b), int64(len(b)), "t.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib, err := tb.block(tb.footer.index, "index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := newBlockIter(ib, "index", tb.deltaIndex)
+	if err != nil || !it.next() {
+		t.Fatalf("no first index entry: %v", err)
+	}
+	h := it.handle
+	if !tb.deltaIndex {
+		h, _, _ = decodeHandle(it.value)
+	}
+	if tb.footer.checksum != checksumXXH3 {
+		t.Fatalf("fixture table checksum %s, want XXH3", checksumName(tb.footer.checksum))
+	}
+	data := b[h.offset : h.offset+h.size]
+	b[h.offset+h.size] = ctype
+	binary.LittleEndian.PutUint32(b[h.offset+h.size+1:], uint32(xxh3.Hash(data))^uint32(ctype)*0x6b9083d9)
+	return b
+}
+
+// logFile lays the edits out as RocksDB's log writer does: records in 32 KiB blocks, split into
+// first, middle and last fragments where one does not fit, a block's tail under a header's
+// size left as zeros.
+func logFile(edits ...[]byte) []byte {
+	var out []byte
+	for _, e := range edits {
+		first := true
+		for {
+			left := logBlockSize - len(out)%logBlockSize
+			if left < logHeaderSize {
+				out = append(out, make([]byte, left)...)
+				left = logBlockSize
+			}
+			n := min(len(e), left-logHeaderSize)
+			typ := byte(recFull)
+			switch {
+			case first && n < len(e):
+				typ = recFirst
+			case !first && n < len(e):
+				typ = recMiddle
+			case !first:
+				typ = recLast
+			}
+			r := logRecord(e[:n])
+			r[6] = typ
+			out = append(out, fixCRC(r)...)
+			e, first = e[n:], false
+			if len(e) == 0 {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestHostileManifestCycle: a MANIFEST whose edits go round in a cycle (a column family added
+// and dropped, a file added and deleted, over and over: each edit valid after the one before)
+// replays to the state its last edits leave, holding only that state: the memory kept after the
+// replay does not grow with the number of edits.
+func TestHostileManifestCycle(t *testing.T) {
+	round := [][]byte{
+		cat(uv(tagColumnFamily, 1, tagColumnFamilyAdd), str("x")),
+		cat(uv(tagColumnFamily, 1), newFile4(0, 7)),
+		cat(uv(tagColumnFamily, 1), uv(tagDeletedFile, 0, 7), newFile4(1, 7)), // a move down a level
+		uv(tagColumnFamily, 1, tagColumnFamilyDel),
+		newFile4(0, 8),
+		uv(tagDeletedFile, 0, 8),
+	}
+	held := func(rounds int) (uint64, *Manifest) {
+		var edits [][]byte
+		for range rounds {
+			edits = append(edits, round...)
+		}
+		log := logFile(append(edits, newFile4(2, 9))...)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		m, err := ReadManifest(bytes.NewReader(log), "M")
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(log)
+		if err != nil {
+			t.Fatalf("%d rounds: %v", rounds, err)
+		}
+		return after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc), m
+	}
+	for _, rounds := range []int{10, 20_000} {
+		grew, m := held(rounds)
+		if len(m.ColumnFamilies) != 1 || len(m.ColumnFamilies[0].Files) != 1 || m.ColumnFamilies[0].Files[0].Number != 9 {
+			t.Errorf("%d rounds: column families %+v, want default with file 9 only", rounds, m.ColumnFamilies)
+		}
+		if grew > 1<<20 {
+			t.Errorf("%d rounds (%d edits): %d bytes held after the replay", rounds, 6*rounds+1, grew)
+		}
+		runtime.KeepAlive(m)
+	}
+}
 
 func fixCRC(r []byte) []byte {
 	c := crc32.Update(crc32.Checksum(r[6:7], castagnoli), castagnoli, r[logHeaderSize:])
