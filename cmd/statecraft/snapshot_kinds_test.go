@@ -37,8 +37,7 @@ func TestDumpSnapshotKindsMatchOracle(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			rep, err := migrate.Run(dir, out, []migrate.Step{&migrate.Convert{}}, migrate.Options{})
 			if err != nil {
-				t.Logf("convert: %v", err)
-				return
+				t.Fatalf("convert: %v", err)
 			}
 			t.Logf("converted: %s", rep.Steps[0].Operators[0].Note)
 			for _, p := range compareDump(t, out, exp) {
