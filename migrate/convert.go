@@ -102,12 +102,48 @@ func (c *Convert) apply(s *session) (*StepReport, error) {
 		ch.Note = todo[op]
 		rep.Operators = append(rep.Operators, ch)
 	}
+	dropEmptyFileMerging(s.m)
 	if s.stage != "" {
 		if err := setCanonicalFormat(s.m); err != nil {
 			return nil, err
 		}
 	}
 	return rep, nil
+}
+
+// dropEmptyFileMerging removes the placeholders Flink's file merging (1.20+) writes for the
+// subtasks of operators without operator state: a tag-17 handle marked empty, holding no state
+// and naming only the checkpoint's taskowned/ and shared/ directories. A canonical savepoint has
+// no file merging, and Flink's own savepoint of the job holds nothing for such a subtask; kept,
+// the placeholder would point the output at the source checkpoint's directories, and Flink
+// counts it as state (OperatorSubtaskState.hasState), so it refuses to restore the output into
+// a job without that operator when non-restored state is disallowed. A subtask left with no
+// handle at all goes too, as in Flink's savepoint.
+func dropEmptyFileMerging(m *metadata.Metadata) {
+	empty := func(h metadata.OperatorHandle) bool {
+		oh, ok := h.(*metadata.OperatorStreamHandle)
+		return ok && oh.TagByte == metadata.TagSegmentPartitionableOpState && oh.IsEmpty && len(oh.States) == 0
+	}
+	for _, op := range m.Operators {
+		kept := op.Subtasks[:0]
+		for _, st := range op.Subtasks {
+			if st != nil && !st.Finished {
+				dropped := false
+				if empty(st.ManagedOperator) {
+					st.ManagedOperator, dropped = nil, true
+				}
+				if empty(st.RawOperator) {
+					st.RawOperator, dropped = nil, true
+				}
+				if dropped && st.ManagedOperator == nil && st.RawOperator == nil && st.ManagedKeyed == nil && st.RawKeyed == nil &&
+					len(st.InputChannels) == 0 && len(st.OutputChannels) == 0 {
+					continue
+				}
+			}
+			kept = append(kept, st)
+		}
+		op.Subtasks = kept
+	}
 }
 
 // setCanonicalFormat makes the savepoint properties of m say CANONICAL where they said NATIVE: the

@@ -92,3 +92,50 @@ func TestConvertNative(t *testing.T) {
 		t.Errorf("converting a canonical savepoint: %v, want a refusal", err)
 	}
 }
+
+// TestConvertFileMergedPlaceholders: in the file-merged checkpoints Flink 2.3.0 and 1.20.0 wrote,
+// the stateless source's subtask holds only file merging's empty placeholder (tag 17, no state,
+// naming the checkpoint's directories); the conversion drops it, so the source has no subtask
+// state, as in a savepoint Flink takes of the same job, and nothing in the output names the
+// source checkpoint's directories. TestOracleConvert has Flink restore the result.
+func TestConvertFileMergedPlaceholders(t *testing.T) {
+	for _, name := range []string{"../checkpoints/file-merged", "../flink-1.20/checkpoints/file-merged"} {
+		t.Run(filepath.Dir(name), func(t *testing.T) {
+			src := filepath.Join("..", "testdata", "savepoints", name)
+			in, err := savepoint.Open(src)
+			if err != nil {
+				t.Skipf("fixture: %v", err)
+			}
+			defer in.Close()
+			placeholders := map[metadata.OperatorID]bool{}
+			for _, op := range in.Metadata.Operators {
+				for _, st := range op.Subtasks {
+					if oh, ok := st.ManagedOperator.(*metadata.OperatorStreamHandle); ok && oh.IsEmpty && st.ManagedKeyed == nil {
+						placeholders[op.ID] = true
+					}
+				}
+			}
+			if len(placeholders) == 0 {
+				t.Fatal("no operator with only an empty file-merging handle: the test would prove nothing")
+			}
+			dst, _ := run(t, src, Options{}, &Convert{})
+			out, err := savepoint.Open(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			for _, op := range out.Metadata.Operators {
+				if placeholders[op.ID] && len(op.Subtasks) != 0 {
+					t.Errorf("%s: %d subtask states left, want none", Label(op), len(op.Subtasks))
+				}
+				for _, st := range op.Subtasks {
+					for _, h := range []metadata.OperatorHandle{st.ManagedOperator, st.RawOperator} {
+						if oh, ok := h.(*metadata.OperatorStreamHandle); ok && oh.TagByte == metadata.TagSegmentPartitionableOpState {
+							t.Errorf("%s subtask %d: a file-merging handle (dirs %s, %s) left in the canonical output", Label(op), st.Index, oh.TaskOwnedDir, oh.SharedDir)
+						}
+					}
+				}
+			}
+		})
+	}
+}
