@@ -129,6 +129,7 @@ fixtures:
 	$(ORACLE) native-checkpoints testdata/checkpoints
 	$(ORACLE) snapshot-kinds testdata/checkpoints
 	$(ORACLE) native-deletes testdata/checkpoints
+	$(ORACLE) native-rescaled-checkpoint testdata/checkpoints
 	$(ORACLE) gc-leftovers testdata/checkpoints
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades

@@ -24,6 +24,7 @@ public final class Main {
         COMMANDS.put("native-checkpoints", "dev.statecraft.oracle.savepoints.NativeCheckpoints");
         COMMANDS.put("snapshot-kinds", "dev.statecraft.oracle.savepoints.SnapshotKinds");
         COMMANDS.put("native-deletes", "dev.statecraft.oracle.savepoints.NativeDeletes");
+        COMMANDS.put("native-rescaled-checkpoint", "dev.statecraft.oracle.savepoints.RescaledCheckpoint");
         COMMANDS.put("gc-leftovers", "dev.statecraft.oracle.savepoints.GcLeftovers");
         COMMANDS.put("judge-savepoint", "dev.statecraft.oracle.savepoints.SavepointJudge");
         COMMANDS.put("judge-savepoints", "dev.statecraft.oracle.savepoints.SavepointsJudge");

@@ -12,16 +12,13 @@ import java.util.stream.Stream;
 
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
-import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.source.legacy.SourceFunction;
 
-import dev.statecraft.oracle.common.Json;
 import dev.statecraft.oracle.common.SavepointDirs;
 
 /**
@@ -83,15 +80,7 @@ public final class GcLeftovers {
             try (Stream<Path> s = Files.list(root)) {
                 jobDir = s.filter(Files::isDirectory).findFirst().orElseThrow();
             }
-            Path latest = NativeCheckpoints.latestComplete(jobDir, "gc-leftovers", 1);
-            SavepointJobs.Fixture f = new SavepointJobs.Fixture("gc-leftovers", "keyed", "rocksdb", false, true, false, 2, 128);
-            ObjectNode expectation = StateDump.dump(latest.toString(), SavepointJobs.describe(f, latest.toString()));
-            expectation.put("checkpoint", latest.getFileName().toString());
-            Path dst = out.resolve("gc-leftovers");
-            SavepointDirs.deleteTree(dst);
-            Files.move(jobDir, dst);
-            Json.write(out.resolve("gc-leftovers.expect.json"), expectation);
-            System.out.println("gc-leftovers\t" + jobDir + " -> " + dst + ", latest complete " + latest.getFileName());
+            NativeCheckpoints.publish(out, "gc-leftovers", jobDir, "rocksdb", true, 1);
         } finally {
             SavepointDirs.deleteTree(tmp);
         }
@@ -102,16 +91,10 @@ public final class GcLeftovers {
     public static final class Child {
         public static void main(String[] args) throws Exception {
             Path root = Paths.get(args[0]);
-            Configuration conf = new Configuration();
-            conf.setString("state.backend.type", "rocksdb");
-            conf.setString("execution.checkpointing.incremental", "true");
-            conf.setString("execution.checkpointing.num-retained", "2");
+            Configuration conf = NativeCheckpoints.incrementalRocksDB(2);
             NativeCheckpoints.retainedCheckpoints(conf, root);
             StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
-            env.setMaxParallelism(128);
-            env.addSource(new Source(), "batch-source", Types.LONG).uid("source").setParallelism(1)
-                    .keyBy(i -> (int) (i % 12), Types.INT).process(new FixtureFunctions.IntKeyed()).returns(Types.LONG)
-                    .uid("int-keyed").name("int-keyed")
+            NativeCheckpoints.keyedJob(env, new Source(), new FixtureFunctions.IntKeyed())
                     .map(new Halter(root)).uid("halter").name("halter").setParallelism(1).disableChaining();
             env.execute("statecraft-gc-leftovers");
             System.exit(1); // the job ended without the halt

@@ -15,6 +15,7 @@ import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.source.legacy.SourceFunction;
@@ -40,23 +41,36 @@ public final class NativeCheckpoints {
     static final AtomicBoolean DONE = new AtomicBoolean();
 
     public static int run(String[] args) throws Exception {
+        return runIncremental(args, "native-checkpoints", "native-chain", 3, BATCHES, new FixtureFunctions.IntKeyed());
+    }
+
+    /** The body of a command {@code COMMAND OUTDIR} that makes OUTDIR/name (and its expectation):
+     *  fn's job on RocksDB with incremental checkpoints, the last retained ones kept (and at least
+     *  that many complete), its records in the given number of batches. */
+    static int runIncremental(String[] args, String command, String name, int retained, int batches,
+                              KeyedProcessFunction<Integer, Long, Long> fn) throws Exception {
         if (args.length != 1) {
-            System.err.println("usage: native-checkpoints OUTDIR");
+            System.err.println("usage: " + command + " OUTDIR");
             return 2;
         }
         Path out = Paths.get(args[0]).toAbsolutePath();
         Files.createDirectories(out);
-        Path tmp = Files.createTempDirectory(out, ".tmp-native-chain");
+        Path tmp = Files.createTempDirectory(out, ".tmp-" + name);
         try {
-            Configuration conf = new Configuration();
-            conf.setString("state.backend.type", "rocksdb");
-            conf.setString("execution.checkpointing.incremental", "true");
-            conf.setString("execution.checkpointing.num-retained", "3");
-            make(out, tmp, "native-chain", "rocksdb", true, conf, 3);
+            make(out, tmp, name, "rocksdb", true, incrementalRocksDB(retained), retained, batches, fn, 2);
         } finally {
             SavepointDirs.deleteTree(tmp);
         }
         return 0;
+    }
+
+    /** The RocksDB backend with incremental checkpoints, the last retained ones kept. */
+    static Configuration incrementalRocksDB(int retained) {
+        Configuration conf = new Configuration();
+        conf.setString("state.backend.type", "rocksdb");
+        conf.setString("execution.checkpointing.incremental", "true");
+        conf.setString("execution.checkpointing.num-retained", Integer.toString(retained));
+        return conf;
     }
 
     /** Runs the keyed job with conf (backend and checkpointing options; the rest is set here) until
@@ -64,23 +78,20 @@ public final class NativeCheckpoints {
      *  with the State Processor API's reading of the latest checkpoint as OUT/name.expect.json.
      *  Fewer than minRetained complete checkpoints is an error. */
     static void make(Path out, Path tmp, String name, String backend, boolean nativeFormat, Configuration conf, int minRetained) throws Exception {
-        make(out, tmp, name, backend, nativeFormat, conf, minRetained, BATCHES, new FixtureFunctions.IntKeyed());
+        make(out, tmp, name, backend, nativeFormat, conf, minRetained, BATCHES, new FixtureFunctions.IntKeyed(), 2);
     }
 
     /** make with the records in the given number of batches, processed by fn (a function with
-     *  the "keyed" job's states, uid int-keyed). */
+     *  the "keyed" job's states, uid int-keyed) at the given parallelism. */
     static void make(Path out, Path tmp, String name, String backend, boolean nativeFormat, Configuration conf, int minRetained,
-                     int batches, KeyedProcessFunction<Integer, Long, Long> fn) throws Exception {
+                     int batches, KeyedProcessFunction<Integer, Long, Long> fn, int parallelism) throws Exception {
         retainedCheckpoints(conf, tmp.resolve("checkpoints"));
-        StreamExecutionEnvironment env = Cluster.stream(2, conf);
-        env.setMaxParallelism(128);
+        StreamExecutionEnvironment env = Cluster.stream(parallelism, conf);
 
         FixtureFunctions.PROCESSED.set(0);
         COMPLETED.set(0);
         DONE.set(false);
-        env.addSource(new BatchSource(batches), "batch-source", Types.LONG).uid("source").setParallelism(1)
-                .keyBy(i -> (int) (i % 12), Types.INT).process(fn).returns(Types.LONG)
-                .uid("int-keyed").name("int-keyed");
+        keyedJob(env, new BatchSource(batches), fn);
         JobClient client = env.executeAsync("statecraft-" + name);
         String job = client.getJobID().toString();
         try {
@@ -99,7 +110,23 @@ public final class NativeCheckpoints {
                 // cancelled on purpose
             }
         }
-        Path jobDir = tmp.resolve("checkpoints").resolve(job);
+        publish(out, name, tmp.resolve("checkpoints").resolve(job), backend, nativeFormat, minRetained);
+    }
+
+    /** The keyed job (uid int-keyed, max parallelism 128): src's records (at parallelism 1) keyed
+     *  by i % 12 into fn. */
+    static SingleOutputStreamOperator<Long> keyedJob(StreamExecutionEnvironment env, SourceFunction<Long> src,
+                                                     KeyedProcessFunction<Integer, Long, Long> fn) {
+        env.setMaxParallelism(128);
+        return env.addSource(src, "batch-source", Types.LONG).uid("source").setParallelism(1)
+                .keyBy(i -> (int) (i % 12), Types.INT).process(fn).returns(Types.LONG)
+                .uid("int-keyed").name("int-keyed");
+    }
+
+    /** Moves the job's checkpoint directory jobDir to OUT/name, with the State Processor API's
+     *  reading of its latest complete checkpoint as OUT/name.expect.json (read before the move, at
+     *  the paths the metadata names). Fewer than minRetained complete checkpoints is an error. */
+    static void publish(Path out, String name, Path jobDir, String backend, boolean nativeFormat, int minRetained) throws Exception {
         Path latest = latestComplete(jobDir, name, minRetained);
         SavepointJobs.Fixture f = new SavepointJobs.Fixture(name, "keyed", backend, false, nativeFormat, false, 2, 128);
         ObjectNode expectation = null;

@@ -1,27 +1,6 @@
 package dev.statecraft.oracle.savepoints;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.AggregatingState;
-import org.apache.flink.api.common.state.AggregatingStateDescriptor;
-import org.apache.flink.api.common.state.ListState;
-import org.apache.flink.api.common.state.ListStateDescriptor;
-import org.apache.flink.api.common.state.MapState;
-import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.state.ReducingState;
-import org.apache.flink.api.common.state.ReducingStateDescriptor;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
-
-import dev.statecraft.oracle.common.SavepointDirs;
 
 /**
  * {@code native-deletes OUTDIR}: a retained incremental RocksDB checkpoint directory whose SST
@@ -51,44 +30,12 @@ public final class NativeDeletes {
     private NativeDeletes() {}
 
     public static int run(String[] args) throws Exception {
-        if (args.length != 1) {
-            System.err.println("usage: native-deletes OUTDIR");
-            return 2;
-        }
-        Path out = Paths.get(args[0]).toAbsolutePath();
-        Files.createDirectories(out);
-        Path tmp = Files.createTempDirectory(out, ".tmp-native-deletes");
-        try {
-            Configuration conf = new Configuration();
-            conf.setString("state.backend.type", "rocksdb");
-            conf.setString("execution.checkpointing.incremental", "true");
-            conf.setString("execution.checkpointing.num-retained", "1");
-            NativeCheckpoints.make(out, tmp, "native-deletes", "rocksdb", true, conf, 1, 3, new Churn());
-        } finally {
-            SavepointDirs.deleteTree(tmp);
-        }
-        return 0;
+        return NativeCheckpoints.runIncremental(args, "native-deletes", "native-deletes", 1, 3, new Churn());
     }
 
-    /** The keyed job's states (names and types of FixtureFunctions.IntKeyed), with deletes. */
-    static final class Churn extends KeyedProcessFunction<Integer, Long, Long> {
+    /** The keyed job (FixtureFunctions.IntKeyed's states and updates), with deletes. */
+    static final class Churn extends FixtureFunctions.IntKeyed {
         static final int BATCH2 = 13, BATCH3 = 26;
-        private transient ValueState<Long> count;
-        private transient ValueState<Double> ratio;
-        private transient ListState<String> names;
-        private transient MapState<String, Integer> seen;
-        private transient ReducingState<Long> sum;
-        private transient AggregatingState<Long, Tuple2<Long, Long>> minmax;
-
-        @Override
-        public void open(OpenContext ctx) {
-            count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
-            ratio = getRuntimeContext().getState(new ValueStateDescriptor<>("ratio", Types.DOUBLE));
-            names = getRuntimeContext().getListState(new ListStateDescriptor<>("names", Types.STRING));
-            seen = getRuntimeContext().getMapState(new MapStateDescriptor<>("seen", Types.STRING, Types.INT));
-            sum = getRuntimeContext().getReducingState(new ReducingStateDescriptor<>("sum", FixtureFunctions::sum, Types.LONG));
-            minmax = getRuntimeContext().getAggregatingState(new AggregatingStateDescriptor<>("minmax", new FixtureFunctions.MinMax(), FixtureFunctions.LONG_PAIR));
-        }
 
         @Override
         public void processElement(Long i, Context ctx, Collector<Long> out) throws Exception {
@@ -109,13 +56,7 @@ public final class NativeDeletes {
                 seen.remove("m1");
                 ratio.clear();
             } else if (!(batch3 && (k == 0 || k == 6))) {
-                Long c = count.value();
-                count.update(c == null ? 1 : c + 1);
-                ratio.update(k / 4.0);
-                names.add("n" + i);
-                if (!(batch3 && k % 3 == 1)) seen.put("m" + (i % 3), i.intValue());
-                sum.add(i);
-                minmax.add(i);
+                update(i, k, !(batch3 && k % 3 == 1));
                 ctx.timerService().registerEventTimeTimer(eventTimer);
                 ctx.timerService().registerProcessingTimeTimer(procTimer);
             }
