@@ -11,10 +11,13 @@ import (
 // snapshotKinds are the retained checkpoint directories the oracle's snapshot-kinds command made
 // with Flink 2.3.0 (testdata/checkpoints/KIND, with KIND.expect.json: the State Processor API's
 // reading) and with Flink 1.20.0 (testdata/flink-1.20/checkpoints/KIND, read by 1.20's State
-// Processor API), and native-deletes (Delete records over older tables' data: states cleared,
-// map keys removed, timers deleted).
+// Processor API), native-deletes (Delete records over older tables' data: states cleared,
+// map keys removed, timers deleted) and native-chain-rescaled (incremental checkpoints after a
+// rescaled restore: range tombstones over keys of other key groups) and gc-leftovers (read at its
+// latest complete checkpoint beside the incomplete one Flink was halted in).
 var snapshotKinds = []string{
 	"checkpoints/hashmap-full", "checkpoints/rocksdb-full", "checkpoints/file-merged", "checkpoints/native-deletes",
+	"checkpoints/native-chain-rescaled", "checkpoints/gc-leftovers",
 	"flink-1.20/checkpoints/hashmap-full", "flink-1.20/checkpoints/rocksdb-full", "flink-1.20/checkpoints/file-merged",
 }
 

@@ -9,12 +9,18 @@ import (
 )
 
 // TestNativeRescaledClipped: in the savepoint Flink took after restoring a native savepoint at a
-// higher parallelism, the RocksDB instances still hold keys of key groups outside their new
-// ranges (Flink clipped them with range tombstones, or left them to be skipped). Entries yields
-// none of them, and does yield keys: the filter is real, and the entries that remain are the ones
-// the State Processor API reads (cmd/statecraft TestDumpMatchesOracle, native-rescaled).
+// higher parallelism, and in the latest incremental checkpoint it retained after such a restore,
+// the RocksDB instances still hold keys of key groups outside their new ranges (Flink clipped
+// them with range tombstones, or left them to be skipped). Entries yields none of them, and does
+// yield keys: the filter is real, and the entries that remain are the ones the State Processor
+// API reads (cmd/statecraft TestDumpMatchesOracle and TestDumpSnapshotKindsMatchOracle).
 func TestNativeRescaledClipped(t *testing.T) {
-	dir := filepath.Join("..", "..", "testdata", "savepoints", "native-rescaled")
+	for _, dir := range []string{"savepoints/native-rescaled", "checkpoints/native-chain-rescaled"} {
+		t.Run(dir, func(t *testing.T) { checkClipped(t, filepath.Join("..", "..", "testdata", dir)) })
+	}
+}
+
+func checkClipped(t *testing.T, dir string) {
 	sp, err := savepoint.Open(dir)
 	if err != nil {
 		t.Skipf("fixture: %v", err)

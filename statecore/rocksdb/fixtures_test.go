@@ -277,13 +277,28 @@ func TestFixtureChecksums(t *testing.T) {
 	}
 }
 
-// TestFixtureRangeTombstones: the native savepoint Flink (2.3.0 and 1.20.0) took after a
-// rescaled restore holds range tombstones (deleteRange of the key groups a subtask lost) over
-// keys still in its tables; the merge yields none of the covered keys and all the others.
+// TestFixtureRangeTombstones: the native savepoints Flink (2.3.0 and 1.20.0) took after a
+// rescaled restore, and the latest incremental checkpoint Flink 2.3.0 retained after one, hold
+// range tombstones (deleteRange of the key groups a subtask lost) over keys still in their
+// tables; the merge yields none of the covered keys and all the others.
 func TestFixtureRangeTombstones(t *testing.T) {
-	for _, dir := range []string{"../../testdata/savepoints/native-rescaled", "../../testdata/flink-1.20/savepoints/native-rescaled"} {
-		t.Run(filepath.Base(filepath.Dir(filepath.Dir(dir))), func(t *testing.T) { checkRangeTombstones(t, dir) })
+	for _, dir := range []string{"../../testdata/savepoints/native-rescaled", "../../testdata/flink-1.20/savepoints/native-rescaled",
+		"../../testdata/checkpoints/native-chain-rescaled"} {
+		t.Run(strings.TrimPrefix(dir, "../../testdata/"), func(t *testing.T) {
+			// a checkpoint directory: its latest complete chk-N
+			if metas, _ := filepath.Glob(filepath.Join(dir, "chk-*", "_metadata")); len(metas) > 0 {
+				sort.Slice(metas, func(i, j int) bool { return chkID(filepath.Dir(metas[i])) < chkID(filepath.Dir(metas[j])) })
+				dir = filepath.Dir(metas[len(metas)-1])
+			}
+			checkRangeTombstones(t, dir)
+		})
 	}
+}
+
+// chkID is the N of a chk-N directory.
+func chkID(dir string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), "chk-"))
+	return n
 }
 
 func checkRangeTombstones(t *testing.T, dir string) {
@@ -378,11 +393,7 @@ func TestFixtureCheckpointChain(t *testing.T) {
 	if len(chks) == 0 {
 		t.Skip("no fixture testdata/checkpoints/native-chain")
 	}
-	sort.Slice(chks, func(i, j int) bool {
-		a, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(chks[i]), "chk-"))
-		b, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(chks[j]), "chk-"))
-		return a < b
-	})
+	sort.Slice(chks, func(i, j int) bool { return chkID(chks[i]) < chkID(chks[j]) })
 	usedBy := map[string]int{} // shared file (base name) -> checkpoints referencing it
 	for _, chk := range chks {
 		fss := nativeHandles(t, chk)
