@@ -5,7 +5,8 @@
 #      least 20x faster than a State Processor API bootstrap job writing the same state (oracle
 #      bench-spa-bootstrap), peak RSS < 256 MiB (entries sorted by key group with spilling);
 #   2. migrate patch of 1,000 keys into that savepoint: within 2x of migrate rescale (to
-#      parallelism 4) reading the same savepoint.
+#      parallelism 4, max parallelism kept at the bench savepoint's 128) reading the same
+#      savepoint.
 #
 #   bench/write.sh [KEYS] [RUNS]    defaults: 1000000 keys (10M entries, 1 + 9 per key), 3 runs
 #                                   of statecraft, 1 of the Java peer
@@ -72,15 +73,16 @@ rm -rf "$work/spa"
 create_best=$(printf '%s\n' "${create_t[@]}" | best)
 
 # ---------- 2. patch 1,000 keys vs rescale ----------
-# 1,000 keys spread over the key space: their value state set to -k.
+# 1,000 keys spread over the key space: their value state (3k) set to -k-1, so that every
+# record changes its entry (key 0's count is 0).
 awk -v n="$keys" 'BEGIN { step = int(n / 1000); if (step < 1) step = 1;
-  for (k = 0; k < n && c < 1000; k += step) { printf "{\"operator\":\"uid:bench-keyed\",\"state\":\"count\",\"key\":%d,\"namespace\":null,\"value\":%d}\n", k, -k; c++ } }' > "$work/patch.jsonl"
+  for (k = 0; k < n && c < 1000; k += step) { printf "{\"operator\":\"uid:bench-keyed\",\"state\":\"count\",\"key\":%d,\"namespace\":null,\"value\":%d}\n", k, -k - 1; c++ } }' > "$work/patch.jsonl"
 patch_t=(); rescale_t=(); patch_rss=0
 for i in $(seq "$runs"); do
   rm -rf "$work/patched" "$work/rescaled"
   timed "$sc" migrate patch "$sp" "$work/patched" --data "$work/patch.jsonl"
   patch_t+=("$secs"); [ "$rss_kib" -gt "$patch_rss" ] && patch_rss=$rss_kib
-  timed "$sc" migrate rescale "$sp" "$work/rescaled" --parallelism 4 --operator uid:bench-keyed
+  timed "$sc" migrate rescale "$sp" "$work/rescaled" --max-parallelism 128 --parallelism 4 --operator uid:bench-keyed
   rescale_t+=("$secs")
   log "run $i: patch ${patch_t[-1]} s, rescale $secs s"
 done

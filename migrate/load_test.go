@@ -155,19 +155,29 @@ func header(t *testing.T, sp *savepoint.Savepoint, op *metadata.OperatorState) *
 	return subs[0].Header
 }
 
-// TestLoadSpills: a spill budget far below the data makes every partition go through its spill
-// file more than once, and the output is still exactly the dump.
+// TestLoadSpills: budgets from far below the data (every key group streamed from its chunk)
+// through partitions split into chunks that are loaded, to all of it in memory: the output is
+// exactly the dump each time, and each path of the sort was taken.
 func TestLoadSpills(t *testing.T) {
 	src := fixture(t, "keyed-par3")
 	lines := dumpKeyed(t, src)
 	data := filepath.Join(t.TempDir(), "data.jsonl")
 	os.WriteFile(data, []byte(strings.Join(lines, "\n")), 0o644) // no newline after the last line
-	dst, _ := run(t, src, Options{SpillBudget: 100}, &Load{Data: data})
-	got := dumpKeyed(t, dst)
 	slices.Sort(lines)
-	slices.Sort(got)
-	if !slices.Equal(got, lines) {
-		t.Fatalf("spilled load: %d records, want %d", len(got), len(lines))
+	streamed0, split0 := streamedChunks.Load(), splitLoaded.Load()
+	for _, budget := range []int64{100, 400, 700, 1000, 1 << 30} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			dst, _ := run(t, src, Options{SpillBudget: budget}, &Load{Data: data})
+			got := dumpKeyed(t, dst)
+			slices.Sort(got)
+			if !slices.Equal(got, lines) {
+				t.Fatalf("spill budget %d: %d records, want %d", budget, len(got), len(lines))
+			}
+		})
+	}
+	if streamedChunks.Load() == streamed0 || splitLoaded.Load() == split0 {
+		t.Fatalf("streamed key groups %d, loaded chunks of split partitions %d: want both paths taken",
+			streamedChunks.Load()-streamed0, splitLoaded.Load()-split0)
 	}
 }
 

@@ -2,12 +2,11 @@ package migrate
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
@@ -29,7 +28,10 @@ import (
 // Java hashCode. Only subtasks holding a touched key group get a new file, and in it only the
 // touched key groups are decoded and rebuilt; every other block is copied byte for byte, and
 // every other subtask's file is linked as it is. Records apply in file order (a later record of
-// the same entry wins).
+// the same entry wins). The records are spilled by key group like a load's entries and read
+// back in key-group order (patchCursor), so that a patch of any size costs the spill budget
+// plus one key group's records; a touched key group's block streams through its records
+// (kgPatch).
 type Patch struct {
 	Data string
 }
@@ -61,25 +63,49 @@ func (p *Patch) apply(s *session) (*StepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	patches := map[*loadOp]map[int32][]patchOp{}
+	if s.stage == "" && !s.opt.DryRun {
+		// The validation pass of a real run: the data is read, encoded and applied once, by
+		// the run, before anything is published (a bad record removes the staging directory).
+		return rep, nil
+	}
+	// The records are spilled by key group as a load's entries are (loadSpill), so that a
+	// large patch costs the spill budget, not its size; a dry run spills into a directory of
+	// its own.
+	budget := s.opt.SpillBudget
+	if budget <= 0 {
+		budget = defaultSpillBudget
+	}
+	dir := s.stage
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "statecraft-patch-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	sp := &loadSpill{dir: filepath.Join(dir, spillDir), budget: budget}
+	for _, lo := range ops {
+		sp.parts += len(lo.parts)
+	}
+	patched := map[*loadOp]bool{}
 	var in serializer.Input
+	dec := newLineDecoder()
+	var rec []byte
 	err = eachRecord(p.Data, f, func(b []byte, where string) error {
-		lo, kg, po, err := patchRecord(ops, labels, b, where, &in)
+		lo, kg, po, err := patchRecord(ops, labels, b, where, dec, &in)
 		if err != nil {
 			return err
 		}
-		if patches[lo] == nil {
-			patches[lo] = map[int32][]patchOp{}
-		}
-		patches[lo][kg] = append(patches[lo][kg], po)
-		return nil
+		patched[lo] = true
+		rec = po.appendSpill(rec[:0], kg)
+		lo.kgBytes[kg] += int64(len(rec)) + entryOverhead
+		return sp.put(lo, &lo.parts[int(kg)*len(lo.parts)/int(lo.maxPar)], rec)
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, op := range s.m.Operators {
 		lo := ops[Label(op)]
-		if patches[lo] == nil {
+		if !patched[lo] {
 			continue
 		}
 		if !canonicalKeyed(op) {
@@ -89,19 +115,30 @@ func (p *Patch) apply(s *session) (*StepReport, error) {
 		for _, m := range lo.header.States {
 			counts[m.Name] = &patchCounts{}
 		}
-		before, after := map[string]int{}, map[string]int{}
+		touched := 0
+		for _, b := range lo.kgBytes {
+			if b > 0 {
+				touched++
+			}
+		}
+		// Subtasks in key-group order: the records are read back in that order (patchCursor).
+		subs := slices.Clone(op.Subtasks)
+		slices.SortFunc(subs, func(a, b *metadata.SubtaskState) int {
+			return int(rangeStart(a) - rangeStart(b))
+		})
+		cur := &patchCursor{lo: lo, sp: sp}
 		covered := 0
-		for _, st := range op.Subtasks {
+		for _, st := range subs {
 			kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle)
 			if st.Finished || !ok || kh.Delegate == nil {
 				continue
 			}
-			for kg := range patches[lo] {
-				if kg >= kh.Range.Start && kg < kh.Range.Start+kh.Range.Num {
+			for kg := kh.Range.Start; kg < kh.Range.Start+kh.Range.Num && int(kg) < len(lo.kgBytes); kg++ {
+				if kg >= 0 && lo.kgBytes[kg] > 0 {
 					covered++
 				}
 			}
-			nh, err := s.patchSubtask(lo, kh, patches[lo], counts, before, after)
+			nh, err := s.patchSubtask(lo, kh, cur, counts)
 			if err != nil {
 				return nil, fmt.Errorf("operator %s subtask %d: %w", Label(op), st.Index, err)
 			}
@@ -109,7 +146,8 @@ func (p *Patch) apply(s *session) (*StepReport, error) {
 				st.ManagedKeyed = nh
 			}
 		}
-		if covered != len(patches[lo]) {
+		cur.close()
+		if covered != touched {
 			return nil, fmt.Errorf("operator %s: a patched key's key group lies in no subtask's keyed state (subtasks without a keyed-state file cannot be patched)", Label(op))
 		}
 		ch := change(op, nil, nil)
@@ -123,11 +161,9 @@ func (p *Patch) apply(s *session) (*StepReport, error) {
 }
 
 // patchRecord reads one record into its operator, key group and operation.
-func patchRecord(ops map[string]*loadOp, labels []string, line []byte, where string, in *serializer.Input) (*loadOp, int32, patchOp, error) {
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.UseNumber()
-	var rec map[string]any
-	if err := d.Decode(&rec); err != nil {
+func patchRecord(ops map[string]*loadOp, labels []string, line []byte, where string, dec *lineDecoder, in *serializer.Input) (*loadOp, int32, patchOp, error) {
+	rec, err := dec.decode(line)
+	if err != nil {
 		return nil, 0, patchOp{}, fmt.Errorf("%s: not a JSON object: %w", where, err)
 	}
 	label, _ := rec["operator"].(string)
@@ -141,7 +177,6 @@ func patchRecord(ops map[string]*loadOp, labels []string, line []byte, where str
 	name, _ := rec["state"].(string)
 	var po patchOp
 	var e keyed.Encoded
-	var err error
 	switch op, _ := rec["op"].(string); op {
 	case "delete":
 		_, hasUK := rec["userKey"]
@@ -159,7 +194,7 @@ func patchRecord(ops map[string]*loadOp, labels []string, line []byte, where str
 	if err != nil {
 		return nil, 0, patchOp{}, err
 	}
-	po.sid, po.rest, po.value = e.StateID, bytes.Clone(e.Rest), bytes.Clone(e.Value)
+	po.sid, po.rest, po.value = e.StateID, e.Rest, e.Value // valid until the next record: spilled at once
 	if lo.hasher == nil {
 		return nil, 0, patchOp{}, fmt.Errorf("%s: %v", where, lo.hashErr)
 	}
@@ -172,11 +207,12 @@ func patchRecord(ops map[string]*loadOp, labels []string, line []byte, where str
 }
 
 // patchSubtask writes the subtask's file anew when a patch touches one of its key groups
-// (copying the blocks of the others), and returns its handle; nil when nothing is touched.
-func (s *session) patchSubtask(lo *loadOp, kh *metadata.KeyGroupsHandle, patches map[int32][]patchOp, counts map[string]*patchCounts, before, after map[string]int) (*metadata.KeyGroupsHandle, error) {
+// (copying the blocks of the others byte for byte, streaming the touched ones through their
+// patches: kgPatch), and returns its handle; nil when nothing is touched.
+func (s *session) patchSubtask(lo *loadOp, kh *metadata.KeyGroupsHandle, cur *patchCursor, counts map[string]*patchCounts) (*metadata.KeyGroupsHandle, error) {
 	touched := false
-	for kg := range patches {
-		touched = touched || (kg >= kh.Range.Start && kg < kh.Range.Start+kh.Range.Num)
+	for kg := kh.Range.Start; kg < kh.Range.Start+kh.Range.Num && int(kg) < len(lo.kgBytes); kg++ {
+		touched = touched || (kg >= 0 && lo.kgBytes[kg] > 0)
 	}
 	if !touched {
 		return nil, nil
@@ -221,7 +257,12 @@ func (s *session) patchSubtask(lo *loadOp, kh *metadata.KeyGroupsHandle, patches
 	}
 	for i, off := range kh.Offsets {
 		kg := kh.Range.Start + int32(i)
-		pp := patches[kg]
+		var pp []patchOp
+		if int(kg) < len(lo.kgBytes) && lo.kgBytes[kg] > 0 {
+			if pp, err = cur.take(kg); err != nil {
+				return nil, err
+			}
+		}
 		if len(pp) == 0 {
 			if off != 0 && w != nil {
 				if offsets[i], err = w.CopyBlock(io.NewSectionReader(ra, off, ends[off]-off), ends[off]-off); err != nil {
@@ -230,61 +271,9 @@ func (s *session) patchSubtask(lo *loadOp, kh *metadata.KeyGroupsHandle, patches
 			}
 			continue
 		}
-		var group []keyed.Entry
-		if off != 0 {
-			err := br.ReadBlock(ra, size, off, int(kg), func(e *keyed.Entry) error {
-				before[h.States[e.StateID].Name]++
-				group = append(group, keyed.Entry{KeyGroup: int(kg), StateID: e.StateID, Key: bytes.Clone(e.Key), Value: bytes.Clone(e.Value)})
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-		for _, po := range pp {
-			st := h.States[po.sid].Name
-			if po.del {
-				kept := group[:0]
-				for _, e := range group {
-					k := e.Key[lo.prefix:]
-					if e.StateID == po.sid && (bytes.Equal(k, po.rest) || po.prefixOnly && bytes.HasPrefix(k, po.rest)) {
-						counts[st].deleted++
-						sm := sum(st)
-						sm.Count--
-						sm.Hash -= entryHash(e.Key, lo.prefix, e.Value)
-						continue
-					}
-					kept = append(kept, e)
-				}
-				group = kept
-				continue
-			}
-			key := appendKeyGroupPrefix(nil, kg, lo.prefix)
-			key = append(key, po.rest...)
-			found := false
-			for j := range group {
-				if group[j].StateID == po.sid && bytes.Equal(group[j].Key, key) {
-					sm := sum(st)
-					sm.Hash -= entryHash(group[j].Key, lo.prefix, group[j].Value)
-					sm.Hash += entryHash(key, lo.prefix, po.value)
-					group[j].Value = po.value
-					counts[st].set++
-					found = true
-				}
-			}
-			if !found {
-				group = append(group, keyed.Entry{KeyGroup: int(kg), StateID: po.sid, Key: key, Value: po.value})
-				sum(st).add(entryHash(key, lo.prefix, po.value))
-				counts[st].added++
-			}
-		}
-		for _, e := range group {
-			after[h.States[e.StateID].Name]++
-		}
-		if w != nil && len(group) > 0 {
-			if offsets[i], err = w.WriteKeyGroup(group); err != nil {
-				return nil, err
-			}
+		kp := newKGPatch(pp, lo.prefix, kg, h, counts, sum)
+		if offsets[i], err = kp.write(w, br, ra, size, off, ends[off]); err != nil {
+			return nil, err
 		}
 	}
 	if w == nil {

@@ -140,3 +140,110 @@ func TestPatchRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchRecordOrder: the records of one entry apply in file order, whichever mix of sets,
+// deletes and deletes of a map key's every entry, and the report counts each step.
+func TestPatchRecordOrder(t *testing.T) {
+	src := fixture(t, "keyed-hashmap")
+	before := dumpKeyed(t, src)
+	const op = `{"operator":"uid:int-keyed",`
+	line := func(state string, kg, key int, uk, value string) string {
+		return op + `"state":"` + state + `","keyGroup":` + itoa(kg) + `,"key":` + itoa(key) + `,"namespace":null,"userKey":` + uk + `,"value":` + value + `}`
+	}
+	count4, seen9 := line("count", 7, 4, "null", "3"), line("seen", 51, 9, `"m0"`, "33")
+	set := func(state string, key int, uk, value string) string {
+		if uk != "" {
+			uk = `"userKey":` + uk + `,`
+		}
+		return op + `"state":"` + state + `","key":` + itoa(key) + `,"namespace":null,` + uk + `"value":` + value + `}`
+	}
+	del := func(state string, key int, uk string) string {
+		if uk != "" {
+			uk = `,"userKey":` + uk
+		}
+		return `{"op":"delete",` + op[1:] + `"state":"` + state + `","key":` + itoa(key) + `,"namespace":null` + uk + `}`
+	}
+	for _, tc := range []struct {
+		name    string
+		records []string
+		gone    []string
+		added   []string
+		counts  map[string][3]int // set, added, deleted
+	}{
+		{"set twice", []string{set("count", 4, "", "5"), set("count", 4, "", "6")},
+			[]string{count4}, []string{line("count", 7, 4, "null", "6")}, map[string][3]int{"count": {2, 0, 0}}},
+		{"set then delete", []string{set("count", 4, "", "5"), del("count", 4, "")},
+			[]string{count4}, nil, map[string][3]int{"count": {1, 0, 1}}},
+		{"delete then set", []string{del("count", 4, ""), set("count", 4, "", "8")},
+			[]string{count4}, []string{line("count", 7, 4, "null", "8")}, map[string][3]int{"count": {0, 1, 1}}},
+		{"new key set then deleted", []string{set("count", 1001, "", "1"), del("count", 1001, "")},
+			nil, nil, map[string][3]int{"count": {0, 1, 1}}},
+		{"map entry added then the key's every entry deleted", []string{set("seen", 9, `"zz"`, "5"), del("seen", 9, "")},
+			[]string{seen9}, nil, map[string][3]int{"seen": {0, 1, 2}}},
+		{"the key's every entry deleted then a map entry added", []string{del("seen", 9, ""), set("seen", 9, `"zz"`, "5")},
+			[]string{seen9}, []string{line("seen", 51, 9, `"zz"`, "5")}, map[string][3]int{"seen": {0, 1, 1}}},
+		{"map entry set, then deleted by key", []string{set("seen", 9, `"m0"`, "1"), del("seen", 9, `"m0"`), set("seen", 9, `"m1"`, "2")},
+			[]string{seen9}, []string{line("seen", 51, 9, `"m1"`, "2")}, map[string][3]int{"seen": {1, 1, 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "patch.jsonl")
+			if err := os.WriteFile(data, []byte(strings.Join(tc.records, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dst, rep := run(t, src, Options{}, &Patch{Data: data})
+			want := slices.Clone(before)
+			for _, g := range tc.gone {
+				i := slices.Index(want, g)
+				if i < 0 {
+					t.Fatalf("fixture lacks %s", g)
+				}
+				want = slices.Delete(want, i, i+1)
+			}
+			want = append(want, tc.added...)
+			got := dumpKeyed(t, dst)
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("patched savepoint:\n%s\nwant:\n%s", join(got), join(want))
+			}
+			ch := rep.Steps[0].Operators[0]
+			for st, w := range tc.counts {
+				if got := [3]int{ch.Set[st], ch.Added[st], ch.Deleted[st]}; got != w {
+					t.Errorf("state %s: set/added/deleted %v, want %v", st, got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestPatchSpills: a patch's records spilled under budgets from far below one key group's
+// records (partitions split into chunks) to all of them in memory give the same output and
+// report as the unspilled patch.
+func TestPatchSpills(t *testing.T) {
+	src := fixture(t, "keyed-hashmap")
+	data := filepath.Join(t.TempDir(), "patch.jsonl")
+	if err := os.WriteFile(data, []byte(patchKeyedHashmap), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantDst, wantRep := run(t, src, Options{}, &Patch{Data: data})
+	want := dumpKeyed(t, wantDst)
+	slices.Sort(want)
+	wantCh, _ := json.Marshal(wantRep.Steps[0].Operators)
+	split0 := splitLoaded.Load()
+	for _, budget := range []int64{1, 150, 1 << 30} {
+		t.Run(itoa(int(budget)), func(t *testing.T) {
+			dst, rep := run(t, src, Options{SpillBudget: budget}, &Patch{Data: data})
+			got := dumpKeyed(t, dst)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("spill budget %d: patched savepoint:\n%s\nwant:\n%s", budget, join(got), join(want))
+			}
+			if ch, _ := json.Marshal(rep.Steps[0].Operators); string(ch) != string(wantCh) {
+				t.Fatalf("spill budget %d: report %s, want %s", budget, ch, wantCh)
+			}
+		})
+	}
+	if splitLoaded.Load() == split0 {
+		t.Fatal("no partition of the records was split into chunks: the spilled path was not taken")
+	}
+}

@@ -529,11 +529,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 				c.remove()
 				continue
 			}
-			data, count, err := c.load()
-			if err != nil {
-				return err
-			}
-			entries, err := parseSpill(data, count)
+			entries, err := c.loadEntries()
 			if err != nil {
 				return err
 			}
