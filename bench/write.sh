@@ -13,7 +13,8 @@
 #   BENCH_OUT=FILE                  also write the markdown section there
 #
 # The input is the savepoint bench/run.sh uses (oracle bench-savepoint, cached under .bench/);
-# its dump is cached beside it. Every time is process start to exit; peak RSS is GNU time's.
+# its dump is cached beside it. Every time is process start to exit, with its CPU time (user +
+# system, of every thread: on a loaded machine the steadier figure); peak RSS is GNU time's.
 # Before a time is reported the outputs are checked: the created savepoint dumps to exactly the
 # input dump, the peer's holds as many entries, and the patched one differs from the source in
 # exactly the patched lines.
@@ -21,6 +22,7 @@ set -euo pipefail
 keys="${1:-1000000}"
 runs="${2:-3}"
 map_per_key=9
+load_start=$(cut -d' ' -f1-3 /proc/loadavg); started=$(date -u +%H:%M)
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 cache="$root/.bench"
@@ -45,62 +47,66 @@ if [ ! -s "$dump" ]; then
 fi
 entries=$(wc -l < "$dump")
 
-# timed CMD...: runs it under GNU time; sets secs and rss_kib.
+# timed CMD...: runs it under GNU time; sets secs, cpu (user + system seconds) and rss_kib.
 timed() {
-  /usr/bin/time -f '%e %M' -o "$work/time.txt" "$@" > "$work/out.txt" 2> "$work/err.txt" || { cat "$work/err.txt" >&2; tail -5 "$work/out.txt" >&2; return 1; }
-  read -r secs rss_kib < "$work/time.txt"
+  /usr/bin/time -f '%e %M %U %S' -o "$work/time.txt" "$@" > "$work/out.txt" 2> "$work/err.txt" || { cat "$work/err.txt" >&2; tail -5 "$work/out.txt" >&2; return 1; }
+  read -r secs rss_kib usr sys < "$work/time.txt"
+  cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
 }
 best() { sort -g | head -1; }
 
 # ---------- 1. create vs State Processor API bootstrap ----------
-create_t=(); create_rss=0
+create_t=(); create_cpu=(); create_rss=0
 for i in $(seq "$runs"); do
   rm -rf "$work/created"
   timed "$sc" savepoint create "$work/created" --like "$sp" --data "$dump"
-  create_t+=("$secs"); [ "$rss_kib" -gt "$create_rss" ] && create_rss=$rss_kib
-  log "create run $i: $secs s, peak RSS $((rss_kib / 1024)) MiB"
+  create_t+=("$secs"); create_cpu+=("$cpu"); [ "$rss_kib" -gt "$create_rss" ] && create_rss=$rss_kib
+  log "create run $i: $secs s (cpu $cpu s), peak RSS $((rss_kib / 1024)) MiB"
 done
 "$sc" savepoint dump "$work/created" | sort > "$work/created.jsonl"
 sort "$dump" | cmp -s - "$work/created.jsonl" || { echo "bench/write.sh: the created savepoint does not dump to the input" >&2; exit 1; }
 rm -f "$work/created.jsonl"
 rm -rf "$work/spa"
 timed testdata/oracle/run.sh bench-spa-bootstrap "$work/spa" "$keys" "$map_per_key" hashmap
-spa_t=$secs; spa_rss=$rss_kib
-log "State Processor API bootstrap: $spa_t s"
+spa_t=$secs; spa_cpu=$cpu; spa_rss=$rss_kib
+log "State Processor API bootstrap: $spa_t s (cpu $spa_cpu s)"
 spa_entries=$("$sc" savepoint dump "$work/spa" | wc -l)
 [ "$spa_entries" = "$entries" ] || { echo "bench/write.sh: the peer wrote $spa_entries entries, want $entries" >&2; exit 1; }
 rm -rf "$work/spa"
 create_best=$(printf '%s\n' "${create_t[@]}" | best)
+create_cpu_best=$(printf '%s\n' "${create_cpu[@]}" | best)
 
 # ---------- 2. patch 1,000 keys vs rescale ----------
 # 1,000 keys spread over the key space: their value state (3k) set to -k-1, so that every
 # record changes its entry (key 0's count is 0).
 awk -v n="$keys" 'BEGIN { step = int(n / 1000); if (step < 1) step = 1;
   for (k = 0; k < n && c < 1000; k += step) { printf "{\"operator\":\"uid:bench-keyed\",\"state\":\"count\",\"key\":%d,\"namespace\":null,\"value\":%d}\n", k, -k - 1; c++ } }' > "$work/patch.jsonl"
-patch_t=(); rescale_t=(); patch_rss=0
+patch_t=(); rescale_t=(); patch_cpu=(); rescale_cpu=(); patch_rss=0
 for i in $(seq "$runs"); do
   rm -rf "$work/patched" "$work/rescaled"
   timed "$sc" migrate patch "$sp" "$work/patched" --data "$work/patch.jsonl"
-  patch_t+=("$secs"); [ "$rss_kib" -gt "$patch_rss" ] && patch_rss=$rss_kib
+  patch_t+=("$secs"); patch_cpu+=("$cpu"); [ "$rss_kib" -gt "$patch_rss" ] && patch_rss=$rss_kib
   timed "$sc" migrate rescale "$sp" "$work/rescaled" --max-parallelism 128 --parallelism 4 --operator uid:bench-keyed
-  rescale_t+=("$secs")
-  log "run $i: patch ${patch_t[-1]} s, rescale $secs s"
+  rescale_t+=("$secs"); rescale_cpu+=("$cpu")
+  log "run $i: patch ${patch_t[-1]} s (cpu ${patch_cpu[-1]} s), rescale $secs s (cpu $cpu s)"
 done
 changed=$("$sc" savepoint dump "$work/patched" | sort | comm -13 <(sort "$dump") - | wc -l)
 [ "$changed" = "$(wc -l < "$work/patch.jsonl")" ] || { echo "bench/write.sh: the patch changed $changed lines, want $(wc -l < "$work/patch.jsonl")" >&2; exit 1; }
 patch_best=$(printf '%s\n' "${patch_t[@]}" | best)
 rescale_best=$(printf '%s\n' "${rescale_t[@]}" | best)
+patch_cpu_best=$(printf '%s\n' "${patch_cpu[@]}" | best)
+rescale_cpu_best=$(printf '%s\n' "${rescale_cpu[@]}" | best)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 section=$(cat <<MD
-## Writing state (bench/write.sh, $(date -u +%Y-%m-%d), load $(cut -d' ' -f1-3 /proc/loadavg))
+## Writing state (bench/write.sh, $(date -u +%Y-%m-%d) $started-$(date -u +%H:%M) UTC, load average $load_start at start, $(cut -d' ' -f1-3 /proc/loadavg) at end)
 
 Input: bench-savepoint (Flink 2.3.0), $keys keys x (1 + $map_per_key) = $entries entries, and its dump (JSONL, $(($(stat -c %s "$dump") / 1048576)) MiB). Best of $runs runs for statecraft, one run of the Java peer.
 
-| target | statecraft | peer | ratio | goal |
+| target | statecraft | peer | ratio (wall; cpu) | goal |
 |---|---|---|---|---|
-| savepoint create --like --data (10M entries) | ${create_best} s, peak RSS $((create_rss / 1024)) MiB | State Processor API bootstrap ${spa_t} s (RSS $((spa_rss / 1024)) MiB) | $(ratio "$spa_t" "$create_best")x faster | >= 20x, RSS < 256 MiB |
-| migrate patch, 1,000 keys | ${patch_best} s, peak RSS $((patch_rss / 1024)) MiB | migrate rescale --parallelism 4 ${rescale_best} s | $(ratio "$patch_best" "$rescale_best")x the rescale's time | <= 2x |
+| savepoint create --like --data ($entries entries) | ${create_best} s (cpu ${create_cpu_best} s), peak RSS $((create_rss / 1024)) MiB | State Processor API bootstrap ${spa_t} s (cpu ${spa_cpu} s, RSS $((spa_rss / 1024)) MiB) | $(ratio "$spa_t" "$create_best")x faster; cpu $(ratio "$spa_cpu" "$create_cpu_best")x less | >= 20x, RSS < 256 MiB |
+| migrate patch, 1,000 keys | ${patch_best} s (cpu ${patch_cpu_best} s), peak RSS $((patch_rss / 1024)) MiB | migrate rescale --parallelism 4 ${rescale_best} s (cpu ${rescale_cpu_best} s) | $(ratio "$patch_best" "$rescale_best")x the rescale's time; cpu $(ratio "$patch_cpu_best" "$rescale_cpu_best")x | <= 2x |
 MD
 )
 echo "$section"
