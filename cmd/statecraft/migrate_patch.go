@@ -24,7 +24,8 @@ func init() {
 				"every entry of STATE whose FIELD (key, namespace, userKey, value, ttlTimestamp, then .name or\n" +
 				".index into it) compares so with the JSON LITERAL (OP: == != < <= > >=), e.g. 'count: value ==\n" +
 				"null' or 'session: ttlTimestamp < 1700000000000'; it reads every entry of the selected operators\n" +
-				"(--operator, default every keyed one) and runs after --data.",
+				"(--operator, default every keyed one) and runs after --data. With both, --dry-run counts\n" +
+				"--delete-where's deletions on the source's entries, before --data's records apply.",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "data", Usage: "JSONL (or .csv) `FILE` of patch records"},
 				&cli.StringSliceFlag{Name: "delete-where", Usage: "'STATE: FIELD OP LITERAL': delete the entries it holds for (repeatable)"},
