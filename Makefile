@@ -158,7 +158,8 @@ fixtures:
 	for p in $(UPGRADE_PROGRAMS); do FLINK_VERSION=1.20.0 $(ORACLE) sql-savepoint testdata/flink-1.20/savepoints upgrade-$$p \
 		testdata/flink-1.20/upgrades/old/runnable-$$p.json testdata/flink-1.20/upgrades/specs/$$p.json || exit 1; done
 	# type-aware restore evidence (issue 18): changed queries restored from upgrades/agg-filter-added's
-	# savepoint and from the 1.20 savepoints above
+	# savepoint, from the 1.20 savepoints above and from 2.3 savepoints it takes into
+	# upgrades/types-savepoints (TYPE_CATALOGUE_ONLY=REGEX: only the cases it matches)
 	$(ORACLE) type-catalogue testdata/upgrades/types testdata/upgrades/agg-filter-added/savepoint testdata/upgrades/agg-filter-added/spec.json testdata/flink-1.20
 
 bench:

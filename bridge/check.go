@@ -98,7 +98,7 @@ var expectedKeyedStates = map[string]struct {
 	"stream-exec-interval-join":           {[]string{"IntervalJoinLeftCache", "IntervalJoinLeftTimerState", "IntervalJoinRightCache", "IntervalJoinRightTimerState"}, false},
 	"stream-exec-global-window-aggregate": {[]string{"window-aggs"}, true},
 	"stream-exec-sink":                    {[]string{"values"}, true},
-	"stream-exec-over-aggregate":          {[]string{"accState", "inputState", "processedCountState", "smallestTSState"}, true},
+	"stream-exec-over-aggregate":          {[]string{"accState", "cleanupTsState", "inputState", "processedCountState", "smallestTSState"}, true},
 	"stream-exec-temporal-join":           {[]string{"left", "next-index", "right", "timer"}, true},
 }
 
@@ -206,6 +206,10 @@ func checkNames(r *Report, n *plan.NodeUIDs, o *Operator) {
 	}
 	want := map[string]bool{}
 	for _, s := range e.names {
+		want[s] = true
+	}
+	// The states whose types the plan implies (a DISTINCT aggregate's views) are its own too.
+	for s := range n.Node.StateTypes().Values {
 		want[s] = true
 	}
 	var unknown []string

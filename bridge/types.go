@@ -68,9 +68,40 @@ func checkTypes(n *plan.Node, o *Operator) []TypeVerdict {
 		if v.Verdict == TypesCompatible {
 			ttlMigration(&v, n, name, o.metas[name])
 		}
+		if v.Verdict != TypesIncompatible {
+			compareNamespace(&v, o.metas[name].Serializer(keyed.SerNamespace), st.Namespace)
+		}
 		out = append(out, v)
 	}
+	// Timers: a TimerSerializer of the key and the namespace; the key is checked above.
+	for _, name := range o.Timers {
+		ts := o.metas[name].Serializer(keyed.SerValue)
+		v := TypeVerdict{State: name, Verdict: TypesCompatible}
+		if ts == nil || len(ts.Nested) != 2 {
+			v.Verdict, v.Detail = TypesNotChecked, "the savepoint's timer serializer has no key and namespace serializers"
+		} else {
+			compareNamespace(&v, ts.Nested[1], st.Namespace)
+		}
+		if v.Verdict != TypesCompatible {
+			out = append(out, v)
+		}
+	}
 	return out
+}
+
+// compareNamespace turns v incompatible when the savepoint's namespace serializer s is not the
+// one the plan's node declares (Flink: "the new namespace serializer must be compatible"), or
+// not checked when the plan's is not derived.
+func compareNamespace(v *TypeVerdict, s *serializer.Snapshot, want string) {
+	got := serializer.JavaType(s)
+	switch {
+	case s == nil:
+		return
+	case want == "":
+		v.Verdict, v.Detail = TypesNotChecked, "statecraft does not derive the namespace of this node's states (the savepoint's: "+got+")"
+	case got != want:
+		v.Verdict, v.Detail = TypesIncompatible, fmt.Sprintf("its namespace is %s in the savepoint, %s in the plan", got, want)
+	}
 }
 
 // ttlMigration turns a compatible verdict into "after migration" (or incompatible before Flink

@@ -32,8 +32,8 @@ import (
 // Flink 2.3.0 into the 2.3 plans):
 //
 //	node                          state                      value (TTL wrappers aside)
-//	(global-)group-aggregate,     accState, window-aggs      Row<accumulators>: COUNT -> BIGINT,
-//	(global-)window-aggregate                                SUM/MIN/MAX -> the call's type, nullable
+//	(global-)group-aggregate,     accState, window-aggs      Row<accumulators> (accumulators.go),
+//	(global-)window-aggregate     distinctAcc_<n>            DISTINCT views
 //	join (no upsert keys)         left-records,              Map<Row<input>, Integer>      inner side
 //	                              right-records              Map<Row<input>, Tuple2<Integer, Integer>>
 //	                                                                                       outer side
@@ -41,14 +41,19 @@ import (
 //	                              Cache; ...TimerState       Long
 //	rank (AppendFast)             data-state-with-append     Map<Row<sort keys>, List<Row<input>>>
 //	deduplicate (proc time)       deduplicate-state          Row<input> (keep last), Boolean (keep first)
+//	deduplicate (event time,      waiting-to-emit-on-timer,  Row<input>,
+//	keep first, insert-only)      already-emitted-state-...  Boolean
 //	changelog-normalize           deduplicate-state          Row<input>
 //	over-aggregate (proc time,    inputState                 Map<Long, List<Row<input>>>
-//	ROWS n PRECEDING)             processedCountState,       Long
-//	                              smallestTSState            (accState: not derived)
+//	bounded preceding)            accState                   Row<accumulators> (retracting)
+//	                              ROWS: processedCountState, Long
+//	                              smallestTSState; RANGE:
+//	                              cleanupTsState
 //
 // Anything else is reported as not derived, with the reason, never guessed. Time attributes
-// (PROCTIME, ROWTIME columns) have no SQL string in the plan: such a field is "" and never
-// compared, so a row holding one is at best "not checked" on that field.
+// (PROCTIME, ROWTIME columns) have no SQL string in the plan, only a JSON type: they compare as
+// the plain timestamp they are (timeAttributeType); a field of any other type without a SQL
+// string is "" and never compared, so a row holding one is at best "not checked" on that field.
 
 // StateTypes is what a node's operator will declare for its keyed state.
 type StateTypes struct {
@@ -59,6 +64,10 @@ type StateTypes struct {
 	Values map[string]ValueType
 	// ValueWhy says why the other states' value types are not derived.
 	ValueWhy string
+	// Namespace is the namespace every keyed state and timer of the node is declared with,
+	// named like serializer.JavaType: "Long" (a window aggregate's slice end), "VoidNamespace"
+	// (every other SQL operator); "" when not derived.
+	Namespace string
 }
 
 // keyFieldPaths are the JSON paths of each node's key field indices (input 0).
@@ -118,14 +127,7 @@ func (n *Node) StateTypes() StateTypes {
 	why := ""
 	switch n.Name {
 	case "stream-exec-group-aggregate", "stream-exec-global-group-aggregate", "stream-exec-window-aggregate", "stream-exec-global-window-aggregate":
-		name := "accState"
-		if strings.HasSuffix(n.Name, "window-aggregate") {
-			name = "window-aggs"
-		}
-		var acc []string
-		if acc, why = n.accumulatorTypes(); why == "" {
-			st.Values[name] = RowOf(acc)
-		}
+		why = n.aggregateNodeStates(st.Values)
 	case "stream-exec-join":
 		why = n.joinRecordTypes(st.Values)
 	case "stream-exec-interval-join":
@@ -144,11 +146,26 @@ func (n *Node) StateTypes() StateTypes {
 	default:
 		why = fmt.Sprintf("statecraft does not derive the value types of %s's states", n.Name)
 	}
+	st.Namespace = n.namespace()
 	st.ValueWhy = why
 	if why == "" {
 		st.ValueWhy = fmt.Sprintf("statecraft derives only %s of %s's states", strings.Join(sortedKeys(st.Values), ", "), n.Name)
 	}
 	return st
+}
+
+// namespace: window aggregates keep each window's state under its slice end (a Long) for the
+// windows that slice (tumbling, hopping, cumulating); session windows keep TimeWindow
+// namespaces, which statecraft does not derive. Every other SQL operator uses VoidNamespace.
+func (n *Node) namespace() string {
+	if !strings.HasSuffix(n.Name, "window-aggregate") {
+		return "VoidNamespace"
+	}
+	switch gjson.Get(n.Raw, "windowing.window.type").Str {
+	case "TumblingWindow", "HoppingWindow", "CumulativeWindow":
+		return "Long"
+	}
+	return ""
 }
 
 func sortedKeys(m map[string]ValueType) []string {
@@ -160,7 +177,7 @@ func sortedKeys(m map[string]ValueType) []string {
 	return out
 }
 
-// columnTypes are the SQL types of cols, "" for a time attribute (never compared).
+// columnTypes are the SQL types of cols, "" for a type without a SQL string (never compared).
 func columnTypes(cols []column) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
@@ -169,6 +186,37 @@ func columnTypes(cols []column) []string {
 		}
 	}
 	return out
+}
+
+// timeAttributeType renders a time attribute column's JSON type the way a savepoint's
+// RowDataSerializer snapshot renders (serializer.LogicalTypeSQL): a time attribute is a
+// TimestampType or LocalZonedTimestampType whose kind (ROWTIME, PROCTIME) Flink's
+// LogicalType.equals leaves out, so it restores like the plain timestamp of that precision and
+// nullability:
+//
+//	{"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": 3, "kind": "ROWTIME"}      -> TIMESTAMP(3)
+//	{"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "nullable": false, "precision": 3,
+//	 "kind": "PROCTIME"}                           -> TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL
+//
+// "" for any other JSON type (never compared).
+func timeAttributeType(ft gjson.Result) string {
+	p := ft.Get("precision")
+	if !ft.IsObject() || p.Type != gjson.Number {
+		return ""
+	}
+	var t string
+	switch ft.Get("type").Str {
+	case "TIMESTAMP_WITHOUT_TIME_ZONE":
+		t = fmt.Sprintf("TIMESTAMP(%d)", p.Int())
+	case "TIMESTAMP_WITH_LOCAL_TIME_ZONE":
+		t = fmt.Sprintf("TIMESTAMP(%d) WITH LOCAL TIME ZONE", p.Int())
+	default:
+		return ""
+	}
+	if n := ft.Get("nullable"); n.Exists() && !n.Bool() {
+		t += " NOT NULL"
+	}
+	return t
 }
 
 // joinRecordTypes: a regular join without upsert keys keeps each side's input rows with their
@@ -240,7 +288,18 @@ func (n *Node) rankTypes(vals map[string]ValueType) string {
 // seen.
 func (n *Node) dedupTypes(vals map[string]ValueType) string {
 	if gjson.Get(n.Raw, "isRowtime").Bool() {
-		return "event-time deduplication: statecraft does not derive its state"
+		// Keep first with insert-only output: the first row waits for the watermark, then a
+		// flag says it was emitted.
+		if gjson.Get(n.Raw, "keepLastRow").Bool() || !gjson.Get(n.Raw, "outputInsertOnly").Bool() {
+			return "event-time deduplication keeping the last row or emitting updates: statecraft does not derive its state"
+		}
+		cols, why := n.inputColumns(0)
+		if why != "" {
+			return why
+		}
+		vals["waiting-to-emit-on-timer"] = RowOf(columnTypes(cols))
+		vals["already-emitted-state-boolean"] = ValueType{Kind: "Boolean"}
+		return ""
 	}
 	if !gjson.Get(n.Raw, "keepLastRow").Bool() {
 		vals["deduplicate-state"] = ValueType{Kind: "Boolean"}
@@ -302,6 +361,8 @@ func (n *Node) inputColumns(k int) ([]column, string) {
 				c := column{Name: f.Get("name").Str}
 				if ft.Type == gjson.String {
 					c.Type = ft.Str
+				} else {
+					c.Type = timeAttributeType(ft)
 				}
 				cols = append(cols, c)
 			}
@@ -318,32 +379,10 @@ func (n *Node) inputColumns(k int) ([]column, string) {
 	return nil, fmt.Sprintf("%s: no edge feeds its input %d", n.Path(), k)
 }
 
-// accumulatorTypes derives a group aggregate's accumulator row, or says why it cannot.
-func (n *Node) accumulatorTypes() ([]string, string) {
-	if gjson.Get(n.Raw, "needRetraction").Bool() {
-		return nil, "the aggregate consumes retractions (its accumulators carry retraction counters statecraft does not derive)"
-	}
-	var out []string
-	for i, c := range gjson.Get(n.Raw, "aggCalls").Array() {
-		fn := c.Get("internalName").Str
-		if c.Get("distinct").Bool() {
-			return nil, fmt.Sprintf("aggCalls.%d (%s) is DISTINCT: its accumulator holds a map view statecraft does not derive", i, fn)
-		}
-		switch {
-		case fn == "$COUNT$1":
-			out = append(out, "BIGINT")
-		case fn == "$SUM$1" || fn == "$MIN$1" || fn == "$MAX$1":
-			out = append(out, strings.TrimSuffix(c.Get("type").Str, " NOT NULL"))
-		default:
-			return nil, fmt.Sprintf("aggCalls.%d is %s: statecraft derives accumulators only for COUNT, SUM, MIN and MAX", i, fn)
-		}
-	}
-	return out, ""
-}
-
-// overTypes: a processing-time ROWS ... PRECEDING over aggregate buffers its input rows by
-// arrival time and counts them; its accumulators (accState) carry retraction state statecraft
-// does not derive.
+// overTypes: a processing-time over aggregate with a bounded preceding window buffers its input
+// rows by arrival time and keeps its accumulators, which retract the rows leaving the window and
+// count the input (a COUNT(*) added): ROWS n PRECEDING counts the rows and keeps the oldest
+// timestamp, RANGE ... PRECEDING keeps its next cleanup time.
 func (n *Node) overTypes(vals map[string]ValueType) string {
 	groups := gjson.Get(n.Raw, "overSpec.groups").Array()
 	if len(groups) != 1 {
@@ -351,8 +390,8 @@ func (n *Node) overTypes(vals map[string]ValueType) string {
 	}
 	g := groups[0]
 	order := g.Get("orderBy.fields.0.index")
-	if !g.Get("isRows").Bool() || g.Get("lowerBound.kind").Str != "BOUNDED_WINDOW" || !order.Exists() {
-		return "statecraft derives the over aggregate's state for ROWS n PRECEDING windows only"
+	if g.Get("lowerBound.kind").Str != "BOUNDED_WINDOW" || !order.Exists() {
+		return "statecraft derives the over aggregate's state for bounded preceding windows only"
 	}
 	proctime := false
 	for _, e := range n.Inputs {
@@ -367,9 +406,16 @@ func (n *Node) overTypes(vals map[string]ValueType) string {
 	if why != "" {
 		return why
 	}
+	if why := n.aggregateStates(vals, "accState", "overSpec.groups.0.aggCalls", cols, true, true); why != "" {
+		return why
+	}
 	long := ValueType{Kind: "Long"}
 	vals["inputState"] = shape("Map", long, shape("List", RowOf(columnTypes(cols))))
-	vals["processedCountState"] = long
-	vals["smallestTSState"] = long
+	if g.Get("isRows").Bool() {
+		vals["processedCountState"] = long
+		vals["smallestTSState"] = long
+	} else {
+		vals["cleanupTsState"] = long
+	}
 	return ""
 }

@@ -79,6 +79,9 @@ type jsObject struct {
 	extra  []any
 }
 
+// jsClassValue is a java.lang.Class object (TC_CLASS), by the class's name.
+type jsClassValue struct{ name string }
+
 // jsEnum is an enum constant.
 type jsEnum struct{ class, name string }
 
@@ -203,8 +206,13 @@ func (s *javaSerSkipper) content() any {
 		s.setHandle(h, arr)
 		return arr
 	case tcClass:
-		s.classDesc()
-		s.newHandle(nil)
+		c := s.classDesc()
+		h := s.newHandle(nil)
+		if c != nil {
+			v := jsClassValue{c.name}
+			s.setHandle(h, v)
+			return v
+		}
 	case tcEnum:
 		c := s.classDesc()
 		e := &jsEnum{}

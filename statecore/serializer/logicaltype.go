@@ -24,6 +24,9 @@ import (
 
 const logicalPkg = "org.apache.flink.table.types.logical."
 
+// nullSerializerClass serializes a state-backed data view in an accumulator row to nothing.
+const nullSerializerClass = "org.apache.flink.table.dataview.NullSerializer"
+
 // leafTypes are the parameterless logical types and their SQL names.
 var leafTypes = map[string]string{
 	"BooleanType": "BOOLEAN", "TinyIntType": "TINYINT", "SmallIntType": "SMALLINT", "IntType": "INT",
@@ -31,8 +34,8 @@ var leafTypes = map[string]string{
 }
 
 // LogicalTypeSQL decodes one Java-serialized LogicalType (an element of Snapshot.LogicalTypes)
-// and renders it as SQL. ok is false for a type it does not render (rows, collections, RAW,
-// structured types, time attributes): the caller must treat that field as unchecked, never as
+// and renders it as SQL. ok is false for a type it does not render (rows, collections, RAW
+// types other than a state-backed view's, structured types): the caller must treat that field as unchecked, never as
 // equal.
 func LogicalTypeSQL(stream []byte) (sql string, ok bool) {
 	r := javaio.NewBytesReader(stream, "logical type", 0)
@@ -82,17 +85,28 @@ func renderLogicalType(o *jsObject) (string, bool) {
 			}
 			t = fmt.Sprintf("TIME(%d)", p)
 		case "TimestampType", "LocalZonedTimestampType":
-			// Time attributes (kind ROWTIME or PROCTIME) are not rendered: how their kind
-			// takes part in equality was not checked.
+			// A time attribute (kind ROWTIME or PROCTIME) renders as the plain timestamp:
+			// TimestampType.equals and LocalZonedTimestampType.equals compare nullability and
+			// precision, never the kind, so a rowtime column restores into a regular one.
 			p, ok := num("precision")
 			kind, _ := o.fields["kind"].(*jsEnum)
-			if !ok || kind == nil || kind.name != "REGULAR" {
+			if !ok || kind == nil {
 				return "", false
 			}
 			t = fmt.Sprintf("TIMESTAMP(%d)", p)
 			if name == "LocalZonedTimestampType" {
 				t += " WITH LOCAL TIME ZONE"
 			}
+		case "RawType":
+			// RawType.equals compares the class and the serializer. Rendered only with the
+			// stateless NullSerializer (a singleton, equal to any other instance): the field of
+			// an accumulator whose data view lives in state of its own.
+			clazz, ok1 := o.fields["clazz"].(jsClassValue)
+			ser, ok2 := o.fields["serializer"].(*jsObject)
+			if !ok1 || !ok2 || ser.class != nullSerializerClass {
+				return "", false
+			}
+			t = fmt.Sprintf("RAW('%s', NullSerializer)", clazz.name)
 		default:
 			return "", false
 		}

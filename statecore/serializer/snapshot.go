@@ -262,7 +262,10 @@ func readOuter(r *javaio.Reader, s *Snapshot, field string) {
 			s.OuterFlag = r.Bool(field + ".flag")
 		}
 	case classExternal:
-		r.FailAt(s.Offset, field, "ExternalSerializer snapshots (Java-serialized DataType) are not supported")
+		// ExternalSerializerSnapshot: the Java-serialized DataType (kept as bytes in
+		// LogicalTypes[0]), then isInternalInput; the nested serializer is the internal one.
+		s.LogicalTypes = append(s.LogicalTypes, skipJavaSerStream(r, field+".dataType"))
+		s.OuterFlag = r.Bool(field + ".isInternalInput")
 	}
 }
 

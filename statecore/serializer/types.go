@@ -44,6 +44,10 @@ func JavaType(s *Snapshot) string {
 		return s.TypeClass
 	case classRowData:
 		return "RowData"
+	case classExternal:
+		// Its compatibility is the nested internal serializer's (ExternalSerializerSnapshot
+		// leaves the outer DataType out of the resolution).
+		return "External<" + args() + ">"
 	case classRow:
 		// Position-based: the snapshot has the field types but no names.
 		return "Row<" + args() + ">"

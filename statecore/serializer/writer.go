@@ -154,7 +154,11 @@ func writeComposite(w *javaio.Writer, s *Snapshot, field string, depth int) erro
 			w.Bool(s.OuterFlag)
 		}
 	case classExternal:
-		return fmt.Errorf("%s: ExternalSerializer snapshots (Java-serialized DataType) are not supported", field)
+		if len(s.LogicalTypes) != 1 {
+			return fmt.Errorf("%s: %d data types, want 1", field, len(s.LogicalTypes))
+		}
+		w.Raw(s.LogicalTypes[0])
+		w.Bool(s.OuterFlag)
 	}
 	return writeDelegate(w, s.Nested, field, depth)
 }

@@ -32,7 +32,10 @@ import org.apache.flink.table.api.TableEnvironment;
  * change, compiled by this Flink into {@code OUTDIR/<case>/new.plan.json}, and Flink's verdict
  * ({@code judge-plan NEW SPEC SAVEPOINT}: 0 restored, 1 restored-wrong, 3 refused) restoring the
  * program's Flink 1.20 savepoint ({@code savepoints/upgrade-<program>}) fed its spec's "after"
- * rows.
+ * rows. The 2.3 -> 2.3 cases ({@link TypeCatalogueV23}) restore savepoints this Flink takes.
+ *
+ * <p>TYPE_CATALOGUE_ONLY=REGEX runs only the 1.20 and 2.3 cases whose names match (none of the
+ * 2.3 cases of the first kind); a 2.3 case's savepoint is then reused when it exists.
  */
 public final class TypeCatalogue {
     private TypeCatalogue() {}
@@ -179,6 +182,7 @@ public final class TypeCatalogue {
                     failed++;
                 }
             }
+            failed += TypeCatalogueV23.run(out, v120, only);
             if (failed > 0) {
                 System.err.println("type-catalogue: " + failed + " case(s) failed");
                 return 1;
@@ -190,18 +194,54 @@ public final class TypeCatalogue {
     private static int v120Case(Path dir, Path v120, String name, String[] v) throws Exception {
         String program = v[0];
         String sql = Files.readString(v120.resolve("upgrades/new/runnable-" + program + ".sql"), StandardCharsets.UTF_8);
+        String[] changed = change(name, "runnable-" + program + ".sql", sql, v, 1);
+        if (changed == null) {
+            return 1;
+        }
+        Files.createDirectories(dir);
+        Path plan = dir.resolve("new.plan.json");
+        compile(changed[0], plan);
+        Files.writeString(dir.resolve("new.sql"), "-- type-catalogue case " + name + ": runnable-" + program
+                + ".sql with " + changed[1] + "\n" + changed[0], StandardCharsets.UTF_8);
+        String[] verdict = judgePlan(name, plan, v120.resolve("upgrades/specs/" + program + ".json"),
+                v120.resolve("savepoints/upgrade-" + program));
+        if (verdict == null) {
+            return 1;
+        }
+        ObjectNode rec = Json.obj();
+        rec.put("case", name);
+        rec.put("flinkVersion", org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
+        rec.put("oldFlinkVersion", "1.20.0");
+        rec.put("oldPlan", "flink-1.20/upgrades/old/runnable-" + program + ".json");
+        rec.put("savepoint", "flink-1.20/savepoints/upgrade-" + program);
+        rec.put("flink", verdict[0]);
+        rec.put("message", verdict[1]);
+        Json.write(dir.resolve("flink.json"), rec);
+        System.err.println("type-catalogue: " + name + ": " + verdict[0] + ": " + verdict[1]);
+        return 0;
+    }
+
+    /**
+     * Applies the text changes v[from], v[from+1], ... (text, replacement pairs) to sql: {the
+     * changed SQL, the changes as a readable list}, or null (said on stderr) when a text does not
+     * occur in it.
+     */
+    static String[] change(String name, String what, String sql, String[] v, int from) {
         StringBuilder change = new StringBuilder();
-        for (int i = 1; i + 1 < v.length; i += 2) {
+        for (int i = from; i + 1 < v.length; i += 2) {
             if (!sql.contains(v[i])) {
-                System.err.println("type-catalogue: " + name + ": runnable-" + program + ".sql has no \"" + v[i] + "\"");
-                return 1;
+                System.err.println("type-catalogue: " + name + ": " + what + " has no \"" + v[i] + "\"");
+                return null;
             }
             sql = sql.replace(v[i], v[i + 1]);
             change.append(change.length() == 0 ? "" : ", ").append('"').append(v[i].replace("\n", " ")).append("\" -> \"")
                     .append(v[i + 1].replace("\n", " ")).append('"');
         }
-        Files.createDirectories(dir);
-        Path plan = dir.resolve("new.plan.json");
+        return new String[] {sql, change.toString()};
+    }
+
+    /** Compiles a runnable program's SQL (DDL, SET lines, one INSERT or a statement set) into plan. */
+    static void compile(String sql, Path plan) throws Exception {
         TableEnvironment tEnv = TableEnvironment.create(EnvironmentSettings.newInstance().inStreamingMode().build());
         String dml = null;
         StringBuilder body = new StringBuilder();
@@ -250,9 +290,14 @@ public final class TypeCatalogue {
         }
         Files.deleteIfExists(plan);
         p.writeToFile(plan.toFile());
-        Files.writeString(dir.resolve("new.sql"), "-- type-catalogue case " + name + ": runnable-" + program
-                + ".sql with " + change + "\n" + sql, StandardCharsets.UTF_8);
+    }
 
+    /**
+     * Flink's verdict on restoring savepoint under plan, fed spec's "after" rows (judge-plan):
+     * {restored | restored-wrong | refused, the judge's report (at most 600 characters)}, or null
+     * (said on stderr) when the judge itself failed.
+     */
+    static String[] judgePlan(String name, Path plan, Path spec, Path savepoint) throws Exception {
         // judge-plan reports on stderr; keep a copy for the record (one command at a time per JVM).
         PrintStream err = System.err;
         ByteArrayOutputStream log = new ByteArrayOutputStream();
@@ -265,8 +310,7 @@ public final class TypeCatalogue {
         }, true, StandardCharsets.UTF_8));
         int rc;
         try {
-            rc = PlanJudge.run(new String[] {plan.toString(), v120.resolve("upgrades/specs/" + program + ".json").toString(),
-                v120.resolve("savepoints/upgrade-" + program).toString()});
+            rc = PlanJudge.run(new String[] {plan.toString(), spec.toString(), savepoint.toString()});
         } finally {
             System.setErr(err);
         }
@@ -278,7 +322,7 @@ public final class TypeCatalogue {
         };
         if (verdict.equals("error")) {
             System.err.println("type-catalogue: " + name + ": judge-plan exit " + rc);
-            return 1;
+            return null;
         }
         String msg = "";
         for (String l : log.toString(StandardCharsets.UTF_8).split("\n")) {
@@ -286,16 +330,6 @@ public final class TypeCatalogue {
                 msg += (msg.isEmpty() ? "" : " ") + l.strip();
             }
         }
-        ObjectNode rec = Json.obj();
-        rec.put("case", name);
-        rec.put("flinkVersion", org.apache.flink.runtime.util.EnvironmentInformation.getVersion());
-        rec.put("oldFlinkVersion", "1.20.0");
-        rec.put("oldPlan", "flink-1.20/upgrades/old/runnable-" + program + ".json");
-        rec.put("savepoint", "flink-1.20/savepoints/upgrade-" + program);
-        rec.put("flink", verdict);
-        rec.put("message", msg.length() > 600 ? msg.substring(0, 600) + "..." : msg);
-        Json.write(dir.resolve("flink.json"), rec);
-        System.err.println("type-catalogue: " + name + ": " + verdict + ": " + rec.get("message").asText());
-        return 0;
+        return new String[] {verdict, msg.length() > 600 ? msg.substring(0, 600) + "..." : msg};
     }
 }

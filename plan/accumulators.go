@@ -1,0 +1,204 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// The accumulator row of a group, window or over aggregate, as Flink 2.3.0's planner lays it
+// out (AggregateUtil.transformToAggregateInfoList, AggregateInfoList.getAccTypes): the
+// accumulator fields of every aggregate call in order, then one field per DISTINCT argument list:
+//
+//	SELECT k, COUNT(DISTINCT v), SUM(v), MAX(w) ... over an updating input (needRetraction):
+//
+//	accState  Row< BIGINT,        INT, BIGINT,     <MAX: not derived>  BIGINT,   RAW(MapView) >
+//	               COUNT(v)       SUM with retract                     count(*)  DISTINCT v
+//	               (DISTINCT      (sum, count)                         inserted
+//	               removed)
+//	distinctAcc_0  Map<External<v's internal type>, External<Long>>  (each distinct value, how
+//	               often it was seen), distinctAcc_0_null_state External<Long>  (the NULL value's)
+//
+// Per call (declarative built-ins: their buffer attributes, nullable):
+//
+//	COUNT, COUNT(*)            BIGINT
+//	SUM, $SUM0, MIN, MAX       the call's type            (no retraction)
+//	SUM with retraction        the call's type, BIGINT    (SumWithRetractAggFunction: sum, count)
+//	$SUM0 with retraction      the call's type
+//	MIN/MAX with retraction    one field (MaxWithRetractAccumulator, a structured type with a
+//	                           map view in state agg<i>$map): its type is not derived
+//
+// A COUNT(*) (no argument, no filter, not DISTINCT) is appended when the aggregate needs an input
+// count (it consumes retractions; a hopping window always) and the calls have none. A DISTINCT
+// call's accumulator is that of its plain call; its view is a RAW field whose serializer is a
+// NullSerializer (the data lives in its own keyed map state, distinctAcc_<n>, numbered by
+// distinct argument list in order of appearance), so the field compares as that RAW type.
+
+// StateBackedView is how a savepoint's RowDataSerializer renders an accumulator field that holds
+// a state-backed data view: RawType(MapView, NullSerializer) (serializer.LogicalTypeSQL).
+const StateBackedView = "RAW('org.apache.flink.table.api.dataview.MapView', NullSerializer)"
+
+// aggregateStates derives the accumulator row (state accName) and distinct views of an aggregate
+// node whose calls are at callsPath and whose arguments index the row args; a call consumes
+// retractions when retractAll or its aggCallNeedRetractions entry says so; needInputCount says
+// whether a COUNT(*) is inserted. It returns why when it cannot.
+func (n *Node) aggregateStates(vals map[string]ValueType, accName, callsPath string, args []column, retractAll, needInputCount bool) string {
+	calls := gjson.Get(n.Raw, callsPath).Array()
+	retract := gjson.Get(n.Raw, "aggCallNeedRetractions").Array()
+	var acc []string
+	hasCountStar := false
+	type view struct {
+		args  string
+		types []string
+		calls int
+	}
+	var views []view
+	for i, c := range calls {
+		fn := c.Get("internalName").Str
+		typ := strings.TrimSuffix(c.Get("type").Str, " NOT NULL")
+		argList := c.Get("argList").Array()
+		r := retractAll || (i < len(retract) && retract[i].Bool())
+		distinct := c.Get("distinct").Bool()
+		if c.Get("approximate").Bool() {
+			return fmt.Sprintf("%s.%d is an approximate aggregate: statecraft does not derive its accumulator", callsPath, i)
+		}
+		switch fn {
+		case "$COUNT$1":
+			acc = append(acc, "BIGINT")
+			if len(argList) == 0 && !distinct && c.Get("filterArg").Int() < 0 {
+				hasCountStar = true
+			}
+		case "$SUM$1":
+			acc = append(acc, typ)
+			if r {
+				acc = append(acc, "BIGINT")
+			}
+		case "$$SUM0$1", "$SUM0$1":
+			acc = append(acc, typ)
+		case "$MIN$1", "$MAX$1":
+			// Over retractions an imperative function: one field of a structured type
+			// statecraft does not render (""), so the row's arity is still compared.
+			if r {
+				typ = ""
+			}
+			acc = append(acc, typ)
+		default:
+			return fmt.Sprintf("%s.%d is %s: statecraft derives accumulators only for COUNT, SUM, $SUM0, MIN and MAX", callsPath, i, fn)
+		}
+		if !distinct || len(argList) == 0 {
+			continue
+		}
+		var key []string
+		var ids []string
+		for _, a := range argList {
+			k := int(a.Int())
+			if k < 0 || k >= len(args) || args[k].Type == "" || strings.Contains(args[k].Type, "*") {
+				return fmt.Sprintf("%s.%d: DISTINCT argument %s is not a column statecraft reads", callsPath, i, a.Raw)
+			}
+			key = append(key, args[k].Type)
+			ids = append(ids, a.Raw)
+		}
+		id := strings.Join(ids, ",")
+		seen := false
+		for j := range views {
+			if views[j].args == id {
+				seen = true
+				views[j].calls++
+			}
+		}
+		if !seen {
+			views = append(views, view{id, key, 1})
+		}
+	}
+	if needInputCount && !hasCountStar {
+		acc = append(acc, "BIGINT")
+	}
+	// A view's value counts the rows per distinct value: a long while at most 64 calls (1 over
+	// retractions) share the argument list, a long[] of one count per call beyond that.
+	limit := 64
+	if needInputCount {
+		limit = 1
+	}
+	long := shape("External", ValueType{Kind: "Long"})
+	for j, v := range views {
+		acc = append(acc, StateBackedView)
+		kt, why := distinctKeyShape(v.types)
+		if why != "" {
+			return why
+		}
+		if v.calls > limit {
+			return fmt.Sprintf("%d DISTINCT calls share the argument list %s: statecraft does not derive their view's value (long[])", v.calls, v.args)
+		}
+		name := fmt.Sprintf("distinctAcc_%d", j)
+		vals[name] = shape("Map", shape("External", kt), long)
+		vals[name+"_null_state"] = long
+	}
+	vals[accName] = RowOf(acc)
+	return ""
+}
+
+// distinctKeyShape: the key of a distinct view is the argument's internal type for one argument
+// (a BIGINT column: Long), a row of them for several; the view's map wraps it in an
+// ExternalSerializer, whose compatibility is the internal serializer's.
+func distinctKeyShape(types []string) (ValueType, string) {
+	if len(types) > 1 {
+		return RowOf(types), ""
+	}
+	scalar := map[string]string{"BIGINT": "Long", "INT": "Integer", "SMALLINT": "Short", "TINYINT": "Byte",
+		"BOOLEAN": "Boolean", "DOUBLE": "Double", "FLOAT": "Float"}
+	t := strings.TrimSuffix(types[0], " NOT NULL")
+	if k, ok := scalar[t]; ok {
+		return ValueType{Kind: k}, ""
+	}
+	if strings.HasPrefix(t, "VARCHAR(") || strings.HasPrefix(t, "CHAR(") {
+		return ValueType{Kind: "StringData"}, ""
+	}
+	return ValueType{}, fmt.Sprintf("DISTINCT over a %s column: statecraft does not derive its view's key serializer", t)
+}
+
+// aggregateNodeStates derives the states of the group and window aggregates' nodes.
+func (n *Node) aggregateNodeStates(vals map[string]ValueType) string {
+	needRetraction := gjson.Get(n.Raw, "needRetraction").Bool()
+	var args []column
+	var why string
+	if strings.HasPrefix(n.Name, "stream-exec-global-") {
+		// The global half's calls index the local half's input row.
+		if args, why = localAggInputColumns(n); why != "" {
+			return why
+		}
+		if needRetraction {
+			return "a two-phase aggregate over retractions: statecraft does not derive where its count(*) sits"
+		}
+	} else if args, why = n.inputColumns(0); why != "" {
+		return why
+	}
+	if strings.HasSuffix(n.Name, "window-aggregate") {
+		// A hopping window always counts its input (SliceSharedWindowAggProcessor).
+		hop := gjson.Get(n.Raw, "windowing.window.type").Str == "HoppingWindow"
+		return n.aggregateStates(vals, "window-aggs", "aggCalls", args, false, hop || needRetraction)
+	}
+	return n.aggregateStates(vals, "accState", "aggCalls", args, false, needRetraction)
+}
+
+// localAggInputColumns reads a global aggregate's "localAggInputRowType" (a ROW string, or the
+// JSON object form when it holds a time attribute).
+func localAggInputColumns(n *Node) ([]column, string) {
+	t := gjson.Get(n.Raw, "localAggInputRowType")
+	if t.IsObject() {
+		var cols []column
+		for _, f := range t.Get("fields").Array() {
+			ft := f.Get("fieldType")
+			c := column{Name: f.Get("name").Str, Type: ft.Str}
+			if ft.Type != gjson.String {
+				c.Type = timeAttributeType(ft)
+			}
+			cols = append(cols, c)
+		}
+		return cols, ""
+	}
+	if cols, ok := parseRowType(t.Str); ok {
+		return cols, ""
+	}
+	return nil, fmt.Sprintf("%s: no localAggInputRowType statecraft reads", n.Path())
+}

@@ -1,0 +1,24 @@
+-- type-catalogue case v23-dedup-first-to-last: savepoint dedup-keep-first's program with "ORDER BY pt ASC" -> "ORDER BY pt DESC"
+-- ROW_NUMBER deduplication keeping the first row (proctime).
+-- Runnable twin: datagen -> statecraft-source, blackhole -> statecraft-sink (no-update-before).
+-- Compiled by the statecraft oracle (PlanCatalog) with Flink's COMPILE PLAN in
+-- streaming mode and default configuration (table.exec.state.ttl = 0 ms).
+
+CREATE TABLE orders (
+  order_id BIGINT,
+  user_id BIGINT,
+  amount INT,
+  pt AS PROCTIME()
+) WITH ('connector' = 'statecraft-source');
+
+CREATE TABLE order_out (
+  order_id BIGINT,
+  user_id BIGINT,
+  amount INT
+) WITH ('connector' = 'statecraft-sink', 'changelog-mode' = 'no-update-before');
+
+INSERT INTO order_out
+SELECT order_id, user_id, amount FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY pt DESC) AS rn
+  FROM orders)
+WHERE rn = 1;
