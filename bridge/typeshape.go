@@ -76,7 +76,16 @@ func walkShape(path string, s *serializer.Snapshot, want plan.ValueType) (incomp
 	if !strings.HasPrefix(got, want.Kind+"<") || len(s.Nested) != len(want.Elems) {
 		return fmt.Sprintf("%s is %s in the savepoint, %s in the plan", at(), snapshotShape(s), want.String()), ""
 	}
-	names := map[string][]string{"Map": {"map key", "map value"}, "List": {"list element"}}[want.Kind]
+	if want.Comparator != "" {
+		got, ok := serializer.SortedMapComparator(s)
+		switch {
+		case !ok:
+			unknown = at() + ": statecraft does not render the savepoint's sorted-map comparator"
+		case got != want.Comparator:
+			return fmt.Sprintf("%s: the sorted map's comparator is %s in the savepoint, %s in the plan", at(), got, want.Comparator), ""
+		}
+	}
+	names := map[string][]string{"Map": {"map key", "map value"}, "SortedMap": {"map key", "map value"}, "List": {"list element"}}[want.Kind]
 	for i, e := range want.Elems {
 		name := fmt.Sprintf("%s field %d", want.Kind, i)
 		if i < len(names) {

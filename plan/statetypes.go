@@ -40,6 +40,8 @@ import (
 //	interval-join                 IntervalJoin{Left,Right}   Map<Long, List<Tuple2<Row<input>, Boolean>>>
 //	                              Cache; ...TimerState       Long
 //	rank (AppendFast)             data-state-with-append     Map<Row<sort keys>, List<Row<input>>>
+//	rank (Retract)                data-state                 the same
+//	                              sorted-map                 SortedMap<Row<sort keys>, Long> + comparator
 //	deduplicate (proc time)       deduplicate-state          Row<input> (keep last), Boolean (keep first)
 //	deduplicate (event time,      waiting-to-emit-on-timer,  Row<input>,
 //	keep first, insert-only)      already-emitted-state-...  Boolean
@@ -93,6 +95,8 @@ type ValueType struct {
 	Kind  string
 	Row   []string
 	Elems []ValueType
+	// Comparator is a "SortedMap"'s comparator, as serializer.SortedMapComparator renders it.
+	Comparator string
 }
 
 // RowOf is a RowData value of the given field types.
@@ -262,25 +266,41 @@ func (n *Node) intervalJoinTypes(vals map[string]ValueType) string {
 	return ""
 }
 
-// rankTypes: the append-only Top-N (strategy AppendFast) keeps the input rows per sort key.
+// rankTypes: the append-only Top-N (strategy AppendFast) keeps the input rows per sort key;
+// over an updating input (strategy Retract) it keeps them under "data-state" and counts the rows
+// per sort key in a sorted map whose comparator (sort key positions, types, orders) takes part
+// in the restore check.
 func (n *Node) rankTypes(vals map[string]ValueType) string {
-	if s := gjson.Get(n.Raw, "rankStrategy.type").Str; s != "AppendFast" {
-		return fmt.Sprintf("rankStrategy %q: statecraft derives the state of the append-only (AppendFast) Top-N only", s)
+	strategy := gjson.Get(n.Raw, "rankStrategy.type").Str
+	if strategy != "AppendFast" && strategy != "Retract" {
+		return fmt.Sprintf("rankStrategy %q: statecraft derives the state of the AppendFast and Retract Top-N only", strategy)
 	}
 	cols, why := n.inputColumns(0)
 	if why != "" {
 		return why
 	}
 	types := columnTypes(cols)
-	var sortKey []string
-	for _, f := range gjson.Get(n.Raw, "orderBy.fields").Array() {
+	var sortKey, pos, asc, nullsLast []string
+	for k, f := range gjson.Get(n.Raw, "orderBy.fields").Array() {
 		i := int(f.Get("index").Int())
-		if i < 0 || i >= len(types) {
-			return fmt.Sprintf("%s.orderBy: field %d is not a column of the input", n.Path(), i)
+		if i < 0 || i >= len(types) || types[i] == "" {
+			return fmt.Sprintf("%s.orderBy: field %d is not a column of the input statecraft reads", n.Path(), i)
 		}
 		sortKey = append(sortKey, types[i])
+		pos = append(pos, fmt.Sprint(k))
+		asc = append(asc, fmt.Sprint(f.Get("isAscending").Bool()))
+		nullsLast = append(nullsLast, fmt.Sprint(f.Get("nullIsLast").Bool()))
 	}
-	vals["data-state-with-append"] = shape("Map", RowOf(sortKey), shape("List", RowOf(types)))
+	rows := shape("Map", RowOf(sortKey), shape("List", RowOf(types)))
+	if strategy == "AppendFast" {
+		vals["data-state-with-append"] = rows
+		return ""
+	}
+	vals["data-state"] = rows
+	list := func(x []string) string { return "[" + strings.Join(x, ", ") + "]" }
+	sorted := shape("SortedMap", RowOf(sortKey), ValueType{Kind: "Long"})
+	sorted.Comparator = fmt.Sprintf("positions %s types %s ascending %s nullsLast %s", list(pos), list(sortKey), list(asc), list(nullsLast))
+	vals["sorted-map"] = sorted
 	return ""
 }
 

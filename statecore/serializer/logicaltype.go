@@ -127,3 +127,62 @@ func (s *Snapshot) RowFieldTypes() (types []string, known []bool) {
 	}
 	return types, known
 }
+
+// SortedMapComparator renders the comparator of a SortedMapSerializer snapshot (the retracting
+// Top-N's sorted-map) the way plan.ValueType.Comparator spells it. Flink resolves the snapshot
+// as incompatible unless the comparators are equal, and ComparableRecordComparator.equals
+// compares its sort key positions, their logical types, the orders and the null orders (not
+// the generated code):
+//
+//	positions [0] types [INT] ascending [false] nullsLast [true]
+//
+// ok is false for another comparator class or a field it does not render.
+func SortedMapComparator(s *Snapshot) (string, bool) {
+	if s == nil || s.Class != classSortedMap || len(s.LogicalTypes) != 1 {
+		return "", false
+	}
+	r := javaio.NewBytesReader(s.LogicalTypes[0], "comparator", 0)
+	js := &javaSerSkipper{r: r, field: "comparator"}
+	if m, v := js.u16(), js.u16(); !js.ok() || m != 0xACED || v != 5 {
+		return "", false
+	}
+	o, _ := js.content().(*jsObject)
+	if !js.ok() || o == nil || o.class != "org.apache.flink.table.runtime.operators.rank.ComparableRecordComparator" {
+		return "", false
+	}
+	list := func(field string, render func(any) (string, bool)) (string, bool) {
+		arr, ok := o.fields[field].([]any)
+		if !ok {
+			return "", false
+		}
+		parts := make([]string, len(arr))
+		for i, e := range arr {
+			if parts[i], ok = render(e); !ok {
+				return "", false
+			}
+		}
+		return "[" + strings.Join(parts, ", ") + "]", true
+	}
+	scalar := func(e any) (string, bool) {
+		switch v := e.(type) {
+		case int32, int64, bool:
+			return fmt.Sprint(v), true
+		}
+		return "", false
+	}
+	logical := func(e any) (string, bool) {
+		lt, ok := e.(*jsObject)
+		if !ok {
+			return "", false
+		}
+		return renderLogicalType(lt)
+	}
+	pos, ok1 := list("compareKeyPositions", scalar)
+	types, ok2 := list("compareKeyTypes", logical)
+	orders, ok3 := list("compareOrders", scalar)
+	nulls, ok4 := list("nullsIsLast", scalar)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return "", false
+	}
+	return fmt.Sprintf("positions %s types %s ascending %s nullsLast %s", pos, types, orders, nulls), true
+}

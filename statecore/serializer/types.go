@@ -44,6 +44,8 @@ func JavaType(s *Snapshot) string {
 		return s.TypeClass
 	case classRowData:
 		return "RowData"
+	case classSortedMap:
+		return "SortedMap<" + args() + ">"
 	case classExternal:
 		// Its compatibility is the nested internal serializer's (ExternalSerializerSnapshot
 		// leaves the outer DataType out of the resolution).
