@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -66,11 +67,23 @@ func changes(d diffJSON) []string {
 	return out
 }
 
-// TestDiffReportsExactlyTheMigration: between a fixture and each migrated copy of it, diff
-// reports the change the migration promises and nothing else; a savepoint against itself is equal.
+// TestDiffReportsExactlyTheMigration: between a fixture and each migrated copy of it (uid,
+// rescale, parallelism, retype, drop-state both ways, patch), diff reports the change the
+// migration promises and nothing else; a savepoint against itself is equal.
 func TestDiffReportsExactlyTheMigration(t *testing.T) {
 	src := migrateFixture(t, "keyed-hashmap")
 	const op = "uid:int-keyed"
+	// patch: a value replaced, a key added, an entry deleted, a map entry added, a list replaced,
+	// and delete-where taking the ratio of keys 9, 10 and 11 (2.25, 2.5, 2.75).
+	patch := filepath.Join(t.TempDir(), "patch.jsonl")
+	if err := os.WriteFile(patch, []byte(`{"operator":"uid:int-keyed","state":"count","key":4,"namespace":null,"value":99}
+{"operator":"uid:int-keyed","state":"count","key":1000,"namespace":null,"value":7}
+{"op":"delete","operator":"uid:int-keyed","state":"sum","key":8,"namespace":null}
+{"operator":"uid:int-keyed","state":"seen","key":10,"namespace":null,"userKey":"zz","value":5}
+{"operator":"uid:int-keyed","state":"names","key":11,"namespace":null,"value":["x","y"]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name    string
 		steps   string
@@ -96,6 +109,13 @@ func TestDiffReportsExactlyTheMigration(t *testing.T) {
 		{"drop-state", `  - drop-state: {operator: "uid:int-keyed", state: ratio}`, false, []string{
 			op + " state ratio: value -> (absent)",
 			op + " state ratio: -12 +0 ~0",
+		}},
+		{"patch", "  - patch: {data: " + strconv.Quote(patch) + `, delete-where: "ratio: value > 2"}`, false, []string{
+			op + " state count: -0 +1 ~1",
+			op + " state sum: -1 +0 ~0",
+			op + " state seen: -0 +1 ~0",
+			op + " state names: -0 +0 ~1",
+			op + " state ratio: -3 +0 ~0",
 		}},
 		{"drop-state reversed", `  - drop-state: {operator: "uid:int-keyed", state: ratio}`, true, []string{
 			op + " state ratio: (absent) -> value",
@@ -317,15 +337,24 @@ func TestDiffOfEveryFixtureWithItself(t *testing.T) {
 }
 
 // TestDiffAgreesWithFlinkReadings (#16): between two savepoints of one Flink job taken at
-// different moments (the keyed job's native savepoint after its 40 records, and the same job
-// restored from such a savepoint at parallelism 3 after replaying them: counts, sums and lists
-// grew, the other states stayed), diff counts per state what the State Processor API's readings
-// of both (their committed expectations) say: entries on each side, and the entries only in A,
-// only in B and changed, matched by key, namespace and map key (timers by key, namespace and
-// timestamp); the keys of its changed samples are keys Flink read changed.
+// different moments, diff counts per state what the State Processor API's readings of both
+// (their committed expectations) say: entries on each side, and the entries only in A, only in B
+// and changed, matched by key, namespace and map key (timers by key, namespace and timestamp);
+// the keys of its changed samples are keys Flink read changed. Two pairs, both ways round:
+//   - the keyed job's native savepoint after its 40 records, and the same job restored from such
+//     a savepoint at parallelism 3 after replaying them (counts, sums and lists grew, the other
+//     states stayed);
+//   - native-churn-a and -b, two savepoints of one running job (oracle ChurnPair): between them
+//     keys were cleared (only in A), keys were added (only in B), and kept keys lost and gained
+//     map entries and timers; the case checks Flink's readings hold keys only in A and keys only
+//     in B, so the pair tests more than changed values;
+//   - two retained checkpoints (snapshot kinds): RocksDB full, and native-deletes, whose later
+//     tables delete states, map keys and timers of the same keyed job.
 func TestDiffAgreesWithFlinkReadings(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata", "savepoints")
-	for _, pair := range [][2]string{{"native-rocksdb", "native-rescaled"}, {"native-rescaled", "native-rocksdb"}} {
+	for _, pair := range [][2]string{{"native-rocksdb", "native-rescaled"}, {"native-rescaled", "native-rocksdb"},
+		{"native-churn-a", "native-churn-b"}, {"native-churn-b", "native-churn-a"},
+		{"../checkpoints/rocksdb-full", "../checkpoints/native-deletes"}} {
 		t.Run(pair[0]+"-"+pair[1], func(t *testing.T) {
 			type side = map[string]map[string]string // state -> identity -> value
 			var flink [2]side
@@ -368,6 +397,32 @@ func TestDiffAgreesWithFlinkReadings(t *testing.T) {
 						ns, _ := canonical(x.Namespace)
 						put(x.Kind+" timers", json.RawMessage("null"), k, ns, strconv.FormatInt(x.Timestamp, 10))
 					}
+				}
+			}
+			if strings.HasPrefix(pair[0], "native-churn") {
+				// Keys (of any state) that only one side's reading holds.
+				var keys [2]map[string]bool
+				for i := range flink {
+					keys[i] = map[string]bool{}
+					for _, ids := range flink[i] {
+						for id := range ids {
+							keys[i][strings.Fields(id)[0]] = true
+						}
+					}
+				}
+				var onlyA, onlyB []string
+				for k := range keys[0] {
+					if !keys[1][k] {
+						onlyA = append(onlyA, k)
+					}
+				}
+				for k := range keys[1] {
+					if !keys[0][k] {
+						onlyB = append(onlyB, k)
+					}
+				}
+				if len(onlyA) == 0 || len(onlyB) == 0 {
+					t.Fatalf("Flink's readings: keys %v only in A, %v only in B; the churn pair must have both", onlyA, onlyB)
 				}
 			}
 			want := map[string]string{}

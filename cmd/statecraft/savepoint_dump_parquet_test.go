@@ -51,7 +51,8 @@ for path in sys.argv[1:]:
 `
 
 // TestDumpParquetReadByPyarrow: for fixtures with SQL RowData, POJO, tuple, Row, list and map
-// state, TTL (value, list and map), windows and timers, every operator's keyed states are
+// state, TTL (value, list and map), windows and timers, native RocksDB savepoints and
+// checkpoints, every operator's keyed states are
 // exported with --format parquet -o DIR/, read back by pyarrow, and hold the same rows, in the
 // same order and with the same values, as `savepoint dump --format jsonl`.
 func TestDumpParquetReadByPyarrow(t *testing.T) {
@@ -67,7 +68,9 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 	}
 	var exports []export
 	var files []string
-	for _, fx := range []string{"types-hashmap", "evolve-hashmap", "sql-group-aggregate", "window-hashmap", "keyed-ttl-collections", "native-ttl-inline"} {
+	// The last: an incremental RocksDB checkpoint with file merging (a job directory), read as
+	// every reading command reads one.
+	for _, fx := range []string{"types-hashmap", "evolve-hashmap", "sql-group-aggregate", "window-hashmap", "keyed-ttl-collections", "native-ttl-inline", "../checkpoints/file-merged"} {
 		dir := filepath.Join("../../testdata/savepoints", fx)
 		sp, err := savepoint.Open(dir)
 		if err != nil {

@@ -237,82 +237,88 @@ func TestStatsMatchesOracleReading(t *testing.T) {
 	for _, ef := range fixtureExpectations(t) {
 		name := strings.TrimSuffix(filepath.Base(ef), ".expect.json")
 		t.Run(name, func(t *testing.T) {
-			exp := readDumpExpectation(t, ef)
-			sp, err := savepoint.Open(filepath.Join(filepath.Dir(ef), name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sp.Close()
-			for _, eo := range exp.Operators {
-				i := slices.IndexFunc(sp.Metadata.Operators, func(m *metadata.OperatorState) bool { return m.ID.String() == eo.UIDHash })
-				if i < 0 {
-					t.Fatalf("operator %s of the expectation is not in the savepoint", eo.UIDHash)
+			statsMatchReading(t, filepath.Join(filepath.Dir(ef), name), readDumpExpectation(t, ef))
+		})
+	}
+}
+
+// statsMatchReading checks the counts stats gives for the savepoint or checkpoint at dir against
+// exp, the State Processor API's reading of it.
+func statsMatchReading(t *testing.T, dir string, exp dumpExpectation) {
+	t.Helper()
+	sp, err := savepoint.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	for _, eo := range exp.Operators {
+		i := slices.IndexFunc(sp.Metadata.Operators, func(m *metadata.OperatorState) bool { return m.ID.String() == eo.UIDHash })
+		if i < 0 {
+			t.Fatalf("operator %s of the expectation is not in the savepoint", eo.UIDHash)
+		}
+		got, err := measureOperator(sp, sp.Metadata.Operators[i], stats.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]*stats.State{}
+		timers := map[string]int64{}
+		for _, s := range got.States {
+			byName[s.Name] = s
+			if s.Kind == "timer" {
+				kind := "processing"
+				if strings.HasPrefix(s.Name, "_timer_state/event_") {
+					kind = "event"
 				}
-				got, err := measureOperator(sp, sp.Metadata.Operators[i], stats.Options{})
+				timers[kind] += s.Entries
+			}
+		}
+		for _, es := range eo.KeyedStates {
+			keys := map[string]bool{}
+			for _, e := range es.Entries {
+				var entry struct{ Key json.RawMessage }
+				if err := json.Unmarshal(e, &entry); err != nil {
+					t.Fatal(err)
+				}
+				k, err := canonical(entry.Key)
 				if err != nil {
 					t.Fatal(err)
 				}
-				byName := map[string]*stats.State{}
-				timers := map[string]int64{}
-				for _, s := range got.States {
-					byName[s.Name] = s
-					if s.Kind == "timer" {
-						kind := "processing"
-						if strings.HasPrefix(s.Name, "_timer_state/event_") {
-							kind = "event"
-						}
-						timers[kind] += s.Entries
-					}
-				}
-				for _, es := range eo.KeyedStates {
-					keys := map[string]bool{}
-					for _, e := range es.Entries {
-						var entry struct{ Key json.RawMessage }
-						if err := json.Unmarshal(e, &entry); err != nil {
-							t.Fatal(err)
-						}
-						k, err := canonical(entry.Key)
-						if err != nil {
-							t.Fatal(err)
-						}
-						keys[k] = true
-					}
-					s := byName[es.Name]
-					if s == nil {
-						t.Errorf("%s: state %s read by Flink, not by stats", eo.UIDHash, es.Name)
-						continue
-					}
-					if s.Entries != int64(len(es.Entries)) || s.DistinctKeys != int64(len(keys)) {
-						t.Errorf("%s state %s: stats counts %d entries, %d keys; Flink read %d, %d", eo.UIDHash, es.Name, s.Entries, s.DistinctKeys, len(es.Entries), len(keys))
-					}
-				}
-				want := map[string]int64{}
-				for _, e := range eo.Timers {
-					var tm struct{ Kind string }
-					json.Unmarshal(e, &tm)
-					want[tm.Kind]++
-				}
-				for _, k := range []string{"event", "processing"} {
-					if timers[k] != want[k] {
-						t.Errorf("%s: stats counts %d %s timers, Flink read %d", eo.UIDHash, timers[k], k, want[k])
-					}
-				}
-				for _, es := range eo.OperatorStates {
-					j := slices.IndexFunc(got.OperatorStates, func(s statsOperatorState) bool { return s.Name == es.Name })
-					if j < 0 {
-						t.Errorf("%s operator state %s: not in stats %+v", eo.UIDHash, es.Name, got.OperatorStates)
-						continue
-					}
-					n := got.OperatorStates[j].Elements
-					if es.Mode == "broadcast" {
-						n = got.OperatorStates[j].PerCopy // Flink reads one copy
-					}
-					if n != int64(len(es.Entries)) {
-						t.Errorf("%s operator state %s: stats %+v, Flink read %d elements", eo.UIDHash, es.Name, got.OperatorStates, len(es.Entries))
-					}
-				}
+				keys[k] = true
 			}
-		})
+			s := byName[es.Name]
+			if s == nil {
+				t.Errorf("%s: state %s read by Flink, not by stats", eo.UIDHash, es.Name)
+				continue
+			}
+			if s.Entries != int64(len(es.Entries)) || s.DistinctKeys != int64(len(keys)) {
+				t.Errorf("%s state %s: stats counts %d entries, %d keys; Flink read %d, %d", eo.UIDHash, es.Name, s.Entries, s.DistinctKeys, len(es.Entries), len(keys))
+			}
+		}
+		want := map[string]int64{}
+		for _, e := range eo.Timers {
+			var tm struct{ Kind string }
+			json.Unmarshal(e, &tm)
+			want[tm.Kind]++
+		}
+		for _, k := range []string{"event", "processing"} {
+			if timers[k] != want[k] {
+				t.Errorf("%s: stats counts %d %s timers, Flink read %d", eo.UIDHash, timers[k], k, want[k])
+			}
+		}
+		for _, es := range eo.OperatorStates {
+			j := slices.IndexFunc(got.OperatorStates, func(s statsOperatorState) bool { return s.Name == es.Name })
+			if j < 0 {
+				t.Errorf("%s operator state %s: not in stats %+v", eo.UIDHash, es.Name, got.OperatorStates)
+				continue
+			}
+			n := got.OperatorStates[j].Elements
+			if es.Mode == "broadcast" {
+				n = got.OperatorStates[j].PerCopy // Flink reads one copy
+			}
+			if n != int64(len(es.Entries)) {
+				t.Errorf("%s operator state %s: stats %+v, Flink read %d elements", eo.UIDHash, es.Name, got.OperatorStates, len(es.Entries))
+			}
+		}
 	}
 }
 
