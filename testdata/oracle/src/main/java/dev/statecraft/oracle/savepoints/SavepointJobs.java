@@ -86,7 +86,10 @@ public final class SavepointJobs {
             // other key groups stay in the files.
             new Fixture("native-rescaled", "keyed", "rocksdb", false, true, false, 3, 128, false, null, 2),
             new Fixture("native-ttl-inline", "ttl-collections", "rocksdb", false, true, true, 2, 128),
-            new Fixture("native-window-maxpar-256", "window", "rocksdb", false, true, false, 2, 256));
+            new Fixture("native-window-maxpar-256", "window", "rocksdb", false, true, false, 2, 256),
+            // Two native savepoints of one running job (ChurnPair): NAME-a, then NAME-b after keys
+            // were removed, added and changed; savepoint diff is judged on the pair.
+            new Fixture("native-churn", "churn", "rocksdb", false, true, false, 2, 128));
 
     public static int run(String[] args) throws Exception {
         if (args.length < 1) {
@@ -106,6 +109,10 @@ public final class SavepointJobs {
     }
 
     static void make(Fixture f, Path out) throws Exception {
+        if (f.job().equals("churn")) {
+            ChurnPair.make(f, out);
+            return;
+        }
         Path tmp = Files.createTempDirectory(out, ".tmp-" + f.name());
         String location;
         try {
@@ -141,6 +148,28 @@ public final class SavepointJobs {
     /** runToSavepoint with the checkpoint directory and the savepoint target given as URIs (an
      *  s3:// target makes Flink write the savepoint through its S3 file system). */
     static String runToSavepoint(Fixture f, String checkpointDir, String target, int parallelism, String restore) throws Exception {
+        StreamExecutionEnvironment env = env(f, checkpointDir, parallelism, restore);
+        FixtureFunctions.PROCESSED.set(0);
+        long expected = build(f.job(), env);
+        JobClient client = env.executeAsync("statecraft-fixture-" + f.name());
+        String location = null;
+        try {
+            awaitProcessed(f, client, expected);
+            location = client.triggerSavepoint(target, f.native_() ? SavepointFormatType.NATIVE : SavepointFormatType.CANONICAL).get();
+        } finally {
+            try {
+                client.cancel().get();
+                client.getJobExecutionResult().get();
+            } catch (Exception ignored) {
+                // cancelled on purpose, or already failed: the reason is thrown above
+            }
+        }
+        return location;
+    }
+
+    /** The environment f's job runs in: its backend, snapshot settings and parallelism, restored
+     *  from restore when set. */
+    static StreamExecutionEnvironment env(Fixture f, String checkpointDir, int parallelism, String restore) {
         Configuration conf = new Configuration();
         conf.setString("state.backend.type", f.backend());
         conf.setString("execution.checkpointing.snapshot-compression", Boolean.toString(f.compression()));
@@ -158,34 +187,24 @@ public final class SavepointJobs {
         conf.setString("pipeline.max-parallelism", Integer.toString(f.maxParallelism()));
         StreamExecutionEnvironment env = Cluster.stream(parallelism, conf);
         env.setMaxParallelism(f.maxParallelism());
+        return env;
+    }
 
-        FixtureFunctions.PROCESSED.set(0);
-        long expected = build(f.job(), env);
-        JobClient client = env.executeAsync("statecraft-fixture-" + f.name());
-        String location = null;
-        try {
-            long deadline = System.currentTimeMillis() + 120_000;
-            while (FixtureFunctions.PROCESSED.get() < expected) {
-                if (System.currentTimeMillis() > deadline) {
-                    throw new IllegalStateException(f.name() + ": processed " + FixtureFunctions.PROCESSED.get() + " of " + expected + " records in 120 s");
-                }
-                JobStatus st = client.getJobStatus().get();
-                if (st.isGloballyTerminalState()) throw new IllegalStateException(f.name() + ": job ended early: " + st);
-                Thread.sleep(50);
+    /** Waits until the job has bumped PROCESSED to exactly expected (the barrier of a savepoint
+     *  triggered then follows every record). */
+    static void awaitProcessed(Fixture f, JobClient client, long expected) throws Exception {
+        long deadline = System.currentTimeMillis() + 120_000;
+        while (FixtureFunctions.PROCESSED.get() < expected) {
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException(f.name() + ": processed " + FixtureFunctions.PROCESSED.get() + " of " + expected + " records in 120 s");
             }
-            if (FixtureFunctions.PROCESSED.get() != expected) {
-                throw new IllegalStateException(f.name() + ": processed " + FixtureFunctions.PROCESSED.get() + ", expected exactly " + expected);
-            }
-            location = client.triggerSavepoint(target, f.native_() ? SavepointFormatType.NATIVE : SavepointFormatType.CANONICAL).get();
-        } finally {
-            try {
-                client.cancel().get();
-                client.getJobExecutionResult().get();
-            } catch (Exception ignored) {
-                // cancelled on purpose, or already failed: the reason is thrown above
-            }
+            JobStatus st = client.getJobStatus().get();
+            if (st.isGloballyTerminalState()) throw new IllegalStateException(f.name() + ": job ended early: " + st);
+            Thread.sleep(50);
         }
-        return location;
+        if (FixtureFunctions.PROCESSED.get() != expected) {
+            throw new IllegalStateException(f.name() + ": processed " + FixtureFunctions.PROCESSED.get() + ", expected exactly " + expected);
+        }
     }
 
     /** Builds the job's pipeline; returns how many PROCESSED bumps mark it as done. */
@@ -332,6 +351,12 @@ public final class SavepointJobs {
                         keyed("scores", "map", "Integer", "Row<Long,Double>", "String", false),
                         keyed("account", "value", "Integer", "Account", null, false),
                         keyed("ttlProfile", "value", "Integer", "Row<String,Integer>", null, true)), List.of()));
+                break;
+            case "churn":
+                ops.add(operator("churn", null, List.of(
+                        keyed("count", "value", "Integer", "Long", null, false),
+                        keyed("names", "list", "Integer", "String", null, false),
+                        keyed("seen", "map", "Integer", "Integer", "String", false)), List.of()));
                 break;
             case "operator-state":
                 ops.add(operator("buffer-map", null, List.of(), List.of(
