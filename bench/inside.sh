@@ -83,7 +83,7 @@ PY
   pq_entries=$(( pq_keys * 10 ))
   pq_section=$(
     echo
-    echo "Parquet export of a savepoint written by Flink (oracle bench-savepoint, hashmap: $pq_keys keys x (1 value + 9 map entries) = $pq_entries entries, $(( $(du -sb "$fsp" | cut -f1) >> 20 )) MiB), both files checked to hold the same rows (pyarrow) before the result:"
+    echo "Parquet export of a savepoint written by Flink (oracle bench-savepoint, hashmap: $pq_keys keys x (1 value + 9 map entries) = $pq_entries entries, $(( $(du -sbL "$fsp" | cut -f1) >> 20 )) MiB), both files checked to hold the same rows (pyarrow) before the result:"
     echo
     echo "| command | runs | wall (mean) | CPU (mean) | peak RSS | speed-up (wall / CPU) | target |"
     echo "|---|---|---|---|---|---|---|"
