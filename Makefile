@@ -141,6 +141,8 @@ fixtures:
 	$(ORACLE) kafka-sql-savepoint testdata/sources
 	# a FileSource part way through a file (its input files are made in that directory, not committed)
 	$(ORACLE) file-source-savepoint testdata/sources /tmp/statecraft-file-source-input
+	# a FLIP-27 source that is neither Kafka's nor FileSource's (DataGeneratorSource): listed raw
+	$(ORACLE) number-source-savepoint testdata/sources
 	# Flink 1.20 set (1.20.0: the newest 1.20.x with flink-state-processor-api on Maven Central)
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/plans $(UPGRADE_PROGRAMS)
 	FLINK_VERSION=1.20.0 $(ORACLE) kafka-savepoint testdata/flink-1.20/sources
@@ -148,6 +150,10 @@ fixtures:
 	# FlinkKafkaConsumer's union state (testdata/flink-1.17/README.md)
 	FLINK_VERSION=1.17.2 $(ORACLE) kafka-savepoint testdata/flink-1.17/sources
 	FLINK_VERSION=1.17.2 $(ORACLE) kafka-legacy-savepoint testdata/flink-1.17/sources
+	# Flink 1.12 (pom-1.12.xml, its in-tree connector): KafkaSource enumerator state version 0
+	# (1.12.0-1.12.2 wrote it) and version 1 (1.12.3 on) (testdata/flink-1.12/README.md)
+	FLINK_VERSION=1.12.2 $(ORACLE) kafka-old-source-savepoint testdata/flink-1.12/sources-1.12.2
+	FLINK_VERSION=1.12.7 $(ORACLE) kafka-old-source-savepoint testdata/flink-1.12/sources-1.12.7
 	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state \
 		native-rocksdb native-types-incremental native-rescaled
 	FLINK_VERSION=1.20.0 $(ORACLE) snapshot-kinds testdata/flink-1.20/checkpoints hashmap-full rocksdb-full file-merged

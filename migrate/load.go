@@ -197,6 +197,11 @@ func loadRecord(ops map[string]*loadOp, labels []string, line []byte, where stri
 			where, label, strings.Join(labels, ", "))
 	}
 	if mode, ok := rec["mode"].(string); ok && mode != "" {
+		if mode == "coordinator" {
+			// an operator's coordinator state (a source's enumerator, as dump shows it): carried
+			// over with the operator like its operator state, never loaded from the data
+			return nil
+		}
 		// The record is kept: the decoder's map is reused by the next line (its nested values
 		// are not).
 		lo.opRecs = append(lo.opRecs, opRecord{rec: maps.Clone(rec), where: where})

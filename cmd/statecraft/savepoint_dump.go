@@ -32,6 +32,8 @@ func init() {
 			Description: "Keyed records: {state, keyGroup, key, namespace, userKey, value[, ttlTimestamp]}.\n" +
 				"Timers: {state, keyGroup, kind, key, namespace, timestamp}.\n" +
 				"Operator state: {state, mode, subtask, index[, key], value}.\n" +
+				"Coordinator state: {state: \"(coordinator)\", mode: \"coordinator\", value}: a FLIP-27 source's\n" +
+				"enumerator as savepoint offsets --json shows it (Kafka and FileSource decoded), else base64.\n" +
 				"Values whose serializer statecraft cannot decode are shown as {serializer, base64}.\n" +
 				"Without --operator every operator is dumped into one stream, each record naming its operator\n" +
 				"first ({\"operator\": \"uid:NAME\" or \"hash:HEX\", ...}; an operator column in csv and table).\n" +
@@ -55,8 +57,9 @@ func init() {
 
 // dumpRecord is one line of output; exactly one of the three is set.
 type dumpRecord struct {
-	Keyed    *keyed.Record
-	Operator *operatorRecord
+	Keyed       *keyed.Record
+	Operator    *operatorRecord
+	Coordinator *coordinatorRecord // savepoint_dump_coordinator.go
 }
 
 type operatorRecord struct {
@@ -71,6 +74,9 @@ type operatorRecord struct {
 func (r dumpRecord) MarshalJSON() ([]byte, error) {
 	if r.Keyed != nil {
 		return json.Marshal(*r.Keyed)
+	}
+	if r.Coordinator != nil {
+		return json.Marshal(*r.Coordinator)
 	}
 	if r.Operator.Mode == "broadcast" {
 		type bc struct {
@@ -170,6 +176,9 @@ func dumpAll(c *cli.Context, sp *savepoint.Savepoint, format string) error {
 	for _, op := range sp.Metadata.Operators {
 		names := stateNames(sp, op)
 		all = append(all, names...)
+		if op.Coordinator != nil {
+			names = append(names, coordinatorState)
+		}
 		if state != "" && !slices.Contains(names, state) {
 			continue
 		}
@@ -242,7 +251,7 @@ func opLabel(op *metadata.OperatorState) string {
 }
 
 // dumpOperator emits the keyed records and timers of every subtask, then the operator-state
-// elements. state, when not empty, selects one state by name.
+// elements, then the coordinator state. state, when not empty, selects one state by name.
 func dumpOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, state string, emit func(dumpRecord) error) error {
 	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
 	if err != nil {
@@ -267,6 +276,12 @@ func dumpOperator(sp *savepoint.Savepoint, op *metadata.OperatorState, state str
 		}
 	}
 	has, err := operatorElements(sp, op, state, func(r *operatorRecord) error { return emit(dumpRecord{Operator: r}) })
+	if err != nil {
+		return err
+	}
+	found = found || has
+	// last, after the splits: the enumerator's view of them (a source's coordinator state)
+	has, err = emitCoordinator(sp, op, state, emit)
 	if err != nil {
 		return err
 	}
@@ -439,6 +454,10 @@ func (d *dumpWriter) cells(r dumpRecord) []string {
 			row[5], row[6], row[7] = cell(k.UserKey), cell(k.Value), cell(k.TTL)
 			row[8] = k.Kind
 		}
+		return row
+	}
+	if c := r.Coordinator; c != nil {
+		row[0], row[6], row[10] = c.State, cell(c.Value), c.Mode
 		return row
 	}
 	o := r.Operator

@@ -289,7 +289,9 @@ func offsetsCells(o offsetsSource, s offsetsSplit) []string {
 		topic, part, stop = f.Path, f.ID, fmt.Sprintf("bytes %d..%d", f.Offset, f.Offset+f.Length)
 	}
 	if s.Base64 != "" {
-		topic = fmt.Sprintf("(serializer v%d, %d bytes)", s.SerializerVersion, base64.StdEncoding.DecodedLen(len(s.Base64)))
+		// the payload's length (DecodedLen would count the padding too)
+		n := base64.StdEncoding.DecodedLen(len(s.Base64)) - strings.Count(s.Base64, "=")
+		topic = fmt.Sprintf("(serializer v%d, %d bytes)", s.SerializerVersion, n)
 		start = s.Base64
 	}
 	return []string{o.Operator, o.Name, strconv.Itoa(int(s.Subtask)), o.Connector, topic, part, start, stop}
@@ -323,7 +325,14 @@ func offsetsTable(w io.Writer, out []offsetsSource) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	tx := newTextWriter(w) // the enumerator lines, wrapped to the width the table fits
+	tx := newTextWriter(w) // the notes and enumerator lines, wrapped to the width the table fits
+	for _, o := range out {
+		for _, s := range o.Splits {
+			if s.Base64 != "" && s.Note != "" { // why a split of a Kafka source was not decoded
+				fmt.Fprintf(tx, "not decoded: %s\n", s.Note)
+			}
+		}
+	}
 	for _, o := range out {
 		e := o.Enumerator
 		if e == nil {
@@ -381,7 +390,9 @@ func sourceElementValue(e opstate.Element) any {
 		if f, err := sourcestate.DecodeFileSplit(raw.Version, raw.Payload, state); err == nil {
 			return fileSplitValue{SerializerVersion: raw.Version, Connector: sourcestate.ConnectorFiles, offsetsFile: fileView(&f)}
 		}
-		return v
+		// another connector's split: its serializer version and payload, as offsets lists it
+		return rawSplitValue{SerializerVersion: raw.Version, Connector: sourcestate.ConnectorUnknown,
+			Base64: base64.StdEncoding.EncodeToString(raw.Payload)}
 	}
 	return offsetsSplitValue{SerializerVersion: raw.Version, Connector: sourcestate.ConnectorKafka, Topic: k.Topic, Partition: k.Partition,
 		StartingOffset: k.StartingOffset, Starting: sourcestate.StartingText(k.StartingOffset),
@@ -398,6 +409,14 @@ type offsetsSplitValue struct {
 	Starting          string `json:"starting"`
 	StoppingOffset    int64  `json:"stoppingOffset"`
 	Stopping          string `json:"stopping"`
+}
+
+// rawSplitValue is a split of a connector statecraft does not decode, in dump output: the
+// payload without SimpleVersionedSerialization's frame, whose version it names.
+type rawSplitValue struct {
+	SerializerVersion int32  `json:"serializerVersion"`
+	Connector         string `json:"connector"`
+	Base64            string `json:"base64"`
 }
 
 // legacyOffsetValue is a decoded FlinkKafkaConsumer union-state element in dump output: the

@@ -21,8 +21,9 @@
 //	| i32 coordinator serde  | i32 enum ser. ver.  | i32 length n | n bytes payload  |
 //	| version (0 or 1)       |                     |              |                  |
 //	+------------------------+---------------------+--------------+------------------+
-//	  version 1: nothing may follow; version 0 (Flink 1.11-1.12): reader assignments followed,
-//	  which Flink skips on restore (kept here as Trailing).
+//	  version 1: nothing may follow; version 0 (Flink 1.11 to 1.12.x: the 1.12.2 fixture has it,
+//	  1.12.7 writes 1): reader assignments followed, which Flink skips on restore (kept here as
+//	  Trailing).
 //
 // # KafkaPartitionSplit, serializer version 0 (the only one)
 //
@@ -37,13 +38,20 @@
 //
 // # KafkaSourceEnumState, serializer versions 0 to 3
 //
-//	v0 (connector 1.x): split assignments per subtask
+//	Which release wrote which (read from each release's KafkaSourceEnumStateSerializer, and each
+//	has a fixture made by that release: testdata/flink-1.12, flink-1.17, flink-1.20, sources):
+//	  v0: Flink 1.12.0 to 1.12.2 (in-tree flink-connector-kafka_2.1x)
+//	  v1: Flink 1.12.3 (FLINK-21817) to 1.17.x in-tree, and connector 3.0.x
+//	  v2: connector 3.1.0 (FLINK-32019) to 4.0.x
+//	  v3: connector 5.0.0 (FLINK-38453)
+//
+//	v0: split assignments per subtask
 //	  | i32 nSubtasks | i32 split ver. | nSubtasks x { i32 subtask | i32 n | n x { i32 len | split } } |
 //	v1: assigned partitions
 //	  | i32 n | n x { UTF topic | i32 partition } |
 //	v2: with assignment status and whether the initial discovery finished
 //	  | i32 n | n x { UTF topic | i32 partition | i32 status } | bool initialDiscoveryFinished |
-//	v3 (connector 4.x and later): whole splits (so starting offsets too)
+//	v3: whole splits (so starting offsets too)
 //	  | i32 n | i32 split ver. | n x { i32 len | split | i32 status } | bool initialDiscoveryFinished |
 //
 // Status 0 is ASSIGNED (a reader has it), 1 UNASSIGNED (discovered, not handed out yet). Versions

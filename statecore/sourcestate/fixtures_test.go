@@ -22,6 +22,7 @@ type kafkaExpect struct {
 		Topic      string `json:"topic"`
 		Partition  int32  `json:"partition"`
 		NextOffset int64  `json:"nextOffset"`
+		Subtask    *int32 `json:"subtask"` // Flink 1.12 fixtures: the reader subtask that read it
 	} `json:"read"`
 	Splits     []expectSplit `json:"splits"`
 	Enumerator struct {
@@ -29,6 +30,7 @@ type kafkaExpect struct {
 		SerializerVersion        int32         `json:"serializerVersion"`
 		InitialDiscoveryFinished bool          `json:"initialDiscoveryFinished"`
 		Partitions               []expectSplit `json:"partitions"`
+		TrailingBytes            int           `json:"trailingBytes"` // after the checkpoint (coordinator serde 0)
 	} `json:"enumerator"`
 }
 
@@ -37,7 +39,8 @@ type expectSplit struct {
 	Partition      int32  `json:"partition"`
 	StartingOffset int64  `json:"startingOffset"`
 	StoppingOffset int64  `json:"stoppingOffset"`
-	Status         string `json:"status"` // enumerator only: ASSIGNED, UNASSIGNED
+	Status         string `json:"status"`  // enumerator only: ASSIGNED, UNASSIGNED
+	Subtask        *int32 `json:"subtask"` // enumerator state version 0 only: the reader it was assigned to
 }
 
 // openFixture reads DIR.expect.json (what the oracle recorded of the job) into exp and opens the
@@ -86,7 +89,11 @@ func readKafkaFixture(t *testing.T, dir string) (*Source, kafkaExpect) {
 func sortedSplits(s []expectSplit) []string {
 	var out []string
 	for _, x := range s {
-		out = append(out, fmt.Sprintf("%s-%d start=%d stop=%d %s", x.Topic, x.Partition, x.StartingOffset, x.StoppingOffset, x.Status))
+		line := fmt.Sprintf("%s-%d start=%d stop=%d %s", x.Topic, x.Partition, x.StartingOffset, x.StoppingOffset, x.Status)
+		if x.Subtask != nil {
+			line += fmt.Sprintf(" subtask=%d", *x.Subtask)
+		}
+		out = append(out, line)
 	}
 	sort.Strings(out)
 	return out
@@ -103,6 +110,14 @@ func TestKafkaFixtures(t *testing.T) {
 	// Flink 1.17 with connector 3.1.0-1.17: operator state proxy version 5 (TestFlink117ProxyVersion)
 	older, _ := filepath.Glob("../../testdata/flink-1.17/sources/kafka-*.expect.json")
 	dirs = append(dirs, older...)
+	// Flink 1.12's in-tree connector: 1.12.2 wrote enumerator state version 0 (the splits per
+	// reader, in coordinator serde version 0 with the reader assignments after it), 1.12.7
+	// version 1 (assigned partitions only)
+	oldest, _ := filepath.Glob("../../testdata/flink-1.12/sources-*/kafka-*.expect.json")
+	if len(oldest) != 2 {
+		t.Errorf("%d Flink 1.12 fixtures, want 2 (1.12.2 and 1.12.7)", len(oldest))
+	}
+	dirs = append(dirs, oldest...)
 	if len(dirs) == 0 {
 		t.Fatal("no Kafka source fixtures under testdata/sources")
 	}
@@ -129,9 +144,17 @@ func TestKafkaFixtures(t *testing.T) {
 			if len(subtasks) < 2 {
 				t.Errorf("splits of %d subtasks, want them spread over the job's parallelism", len(subtasks))
 			}
-			next := map[string]int64{}
+			next, reader := map[string]int64{}, map[string]int32{}
 			for _, r := range exp.Read {
 				next[fmt.Sprintf("%s-%d", r.Topic, r.Partition)] = r.NextOffset
+				if r.Subtask != nil {
+					reader[fmt.Sprintf("%s-%d", r.Topic, r.Partition)] = *r.Subtask
+				}
+			}
+			for _, s := range src.Splits {
+				if w, ok := reader[s.Kafka.ID()]; ok && s.Subtask != w {
+					t.Errorf("split %s in subtask %d; subtask %d read it", s.Kafka.ID(), s.Subtask, w)
+				}
 			}
 			for _, s := range got {
 				if w, ok := next[fmt.Sprintf("%s-%d", s.Topic, s.Partition)]; !ok || s.StartingOffset != w {
@@ -146,7 +169,19 @@ func TestKafkaFixtures(t *testing.T) {
 			var ge []expectSplit
 			for _, p := range e.Partitions {
 				status := map[AssignmentStatus]string{Assigned: "ASSIGNED", Unassigned: "UNASSIGNED"}[p.Status]
-				ge = append(ge, expectSplit{p.Split.Topic, p.Split.Partition, p.Split.StartingOffset, p.Split.StoppingOffset, status})
+				x := expectSplit{p.Split.Topic, p.Split.Partition, p.Split.StartingOffset, p.Split.StoppingOffset, status, nil}
+				if e.Version == KafkaEnumV0 {
+					sub := p.Subtask
+					x.Subtask = &sub
+					// the enumerator assigned it to the reader that read it
+					if w, ok := reader[p.Split.ID()]; !ok || w != sub {
+						t.Errorf("enumerator assigned %s to subtask %d; the job read it in %d (known %v)", p.Split.ID(), sub, w, ok)
+					}
+				}
+				ge = append(ge, x)
+			}
+			if len(src.Coordinator.Trailing) != exp.Enumerator.TrailingBytes {
+				t.Errorf("%d bytes after the enumerator checkpoint, Flink's reader left %d", len(src.Coordinator.Trailing), exp.Enumerator.TrailingBytes)
 			}
 			if g, w := sortedSplits(ge), sortedSplits(exp.Enumerator.Partitions); fmt.Sprint(g) != fmt.Sprint(w) {
 				t.Errorf("enumerator partitions\n got %v\nwant %v", g, w)

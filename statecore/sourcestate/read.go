@@ -1,7 +1,6 @@
 package sourcestate
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/statecraft/statecraft/statecore/metadata"
@@ -88,7 +87,9 @@ func Read(sp *savepoint.Savepoint, op *metadata.OperatorState) (*Source, error) 
 	kafka := len(src.Splits) > 0
 	for i := range src.Splits {
 		s := &src.Splits[i]
-		name := fmt.Sprintf("operator %s subtask %d %s[%d]", op.ID, s.Subtask, ReaderStateName, s.Index)
+		// offsets in its errors count from the start of the split payload (after the i32 version
+		// and i32 length of SimpleVersionedSerialization)
+		name := fmt.Sprintf("operator %s subtask %d %s[%d] split payload", op.ID, s.Subtask, ReaderStateName, s.Index)
 		k, err := DecodeKafkaSplit(s.Raw.Version, s.Raw.Payload, name)
 		if err != nil {
 			s.Err, kafka = err, false
@@ -107,7 +108,7 @@ func Read(sp *savepoint.Savepoint, op *metadata.OperatorState) (*Source, error) 
 		case err == nil && (kafka || len(src.Splits) == 0):
 			src.KafkaEnum, kafka = e, true
 		case err == nil:
-			src.EnumErr = errors.New("enumerator state decodes as Kafka's but the splits do not")
+			src.EnumErr = fmt.Errorf("not taken as Kafka's: it would decode as KafkaSourceEnumState version %d, but the splits are not Kafka's", c.Enum.Version)
 		default:
 			src.EnumErr, kafka = err, false
 		}
@@ -164,9 +165,9 @@ func readSubtask(sp *savepoint.Savepoint, op *metadata.OperatorState, idx int32,
 		}
 		b, ok := e.Value.([]byte)
 		if !ok {
-			return fmt.Errorf("%s: %s[%d] of subtask %d: want byte[] elements (BytePrimitiveArraySerializer), got %T", str.Name, ReaderStateName, e.Index, idx, e.Value)
+			return fmt.Errorf("%s: operator %s subtask %d %s[%d]: want byte[] elements (BytePrimitiveArraySerializer), got %T", str.Name, op.ID, idx, ReaderStateName, e.Index, e.Value)
 		}
-		v, err := ReadVersionedBytes(b, fmt.Sprintf("%s: %s[%d]", str.Name, ReaderStateName, e.Index))
+		v, err := ReadVersionedBytes(b, fmt.Sprintf("%s: operator %s subtask %d %s[%d]", str.Name, op.ID, idx, ReaderStateName, e.Index))
 		if err != nil {
 			return err
 		}

@@ -49,8 +49,12 @@ public final class Main {
         COMMANDS.put("kafka-files-savepoint", "dev.statecraft.oracle.sources.KafkaFilesSavepoint");
         COMMANDS.put("kafka-sql-savepoint", "dev.statecraft.oracle.sources.SqlKafka");
         COMMANDS.put("file-source-savepoint", "dev.statecraft.oracle.sources.FileSourceSavepoint");
+        COMMANDS.put("number-source-savepoint", "dev.statecraft.oracle.sources.NumberSourceSavepoint");
         // Flink 1.17 only (FLINK_VERSION=1.17.2; src/main/java-1.17): the legacy FlinkKafkaConsumer
         COMMANDS.put("kafka-legacy-savepoint", "dev.statecraft.oracle.sources.LegacyKafkaSavepoint");
+        // Flink 1.12 only (FLINK_VERSION=1.12.2 or 1.12.7; src/main/java-1.12): KafkaSource
+        // enumerator state versions 0 and 1
+        COMMANDS.put("kafka-old-source-savepoint", "dev.statecraft.oracle.sources.OldKafkaSourceSavepoint");
     }
 
     public static void main(String[] args) throws Exception {
