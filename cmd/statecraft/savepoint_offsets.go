@@ -103,6 +103,7 @@ func (f *offsetsFile) positionText() string {
 type offsetsEnumState struct {
 	CoordinatorSerdeVersion  int32               `json:"coordinatorSerdeVersion"`
 	SerializerVersion        int32               `json:"serializerVersion"`
+	TrailingBytes            int                 `json:"trailingBytes,omitempty"`  // serde 0: reader assignments after the checkpoint, skipped by Flink
 	PendingFiles             []*offsetsFile      `json:"pendingFiles,omitempty"`   // FileSource
 	ProcessedPaths           []string            `json:"processedPaths,omitempty"` // FileSource
 	InitialDiscoveryFinished *bool               `json:"initialDiscoveryFinished,omitempty"`
@@ -211,7 +212,7 @@ func describeSource(src *sourcestate.Source) offsetsSource {
 		o.Splits = append(o.Splits, row)
 	}
 	if c := src.Coordinator; c != nil {
-		e := &offsetsEnumState{CoordinatorSerdeVersion: c.SerdeVersion, SerializerVersion: c.Enum.Version, byStatus: map[string][]string{}}
+		e := &offsetsEnumState{CoordinatorSerdeVersion: c.SerdeVersion, SerializerVersion: c.Enum.Version, TrailingBytes: len(c.Trailing), byStatus: map[string][]string{}}
 		if k := src.KafkaEnum; k != nil {
 			done := k.InitialDiscoveryFinished
 			e.InitialDiscoveryFinished = &done
