@@ -15,27 +15,33 @@ import (
 // must encode to bytes that decode to the same value, and the split and frame encoders must give
 // back the very bytes they read.
 func FuzzSourceState(f *testing.F) {
-	sp, err := savepoint.Open("../../testdata/sources/kafka-datastream")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, op := range sp.Metadata.Operators {
-		if !IsSource(op) {
-			continue
-		}
-		src, err := Read(sp, op)
+	// every enumerator state version as Flink wrote it: v3 (2.3.0), v2 (1.20), v1 and v0 (1.12,
+	// the latter in a coordinator serde 0 frame with reader assignments after it)
+	for _, dir := range []string{"../../testdata/sources/kafka-datastream", "../../testdata/flink-1.20/sources/kafka-datastream",
+		"../../testdata/flink-1.12/sources-1.12.7/kafka-datastream", "../../testdata/flink-1.12/sources-1.12.2/kafka-datastream"} {
+		sp, err := savepoint.Open(dir)
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, s := range src.Splits {
-			f.Add(uint8(0), s.Raw.Bytes())
-			f.Add(uint8(1), s.Raw.Payload)
+		for _, op := range sp.Metadata.Operators {
+			if !IsSource(op) {
+				continue
+			}
+			src, err := Read(sp, op)
+			if err != nil {
+				f.Fatal(err)
+			}
+			for _, s := range src.Splits {
+				f.Add(uint8(0), s.Raw.Bytes())
+				f.Add(uint8(1), s.Raw.Payload)
+			}
+			f.Add(uint8(2), src.Coordinator.Bytes())
+			f.Add(uint8(3+src.Coordinator.Enum.Version), src.Coordinator.Enum.Payload)
 		}
-		f.Add(uint8(2), src.Coordinator.Bytes())
-		f.Add(uint8(3+src.Coordinator.Enum.Version), src.Coordinator.Enum.Payload)
+		sp.Close()
 	}
-	sp.Close()
-	if sp, err = savepoint.Open(fileFixture); err != nil {
+	sp, err := savepoint.Open(fileFixture)
+	if err != nil {
 		f.Fatal(err)
 	}
 	for _, op := range sp.Metadata.Operators {

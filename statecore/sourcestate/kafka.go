@@ -184,8 +184,16 @@ func DecodeKafkaEnum(version int32, b []byte, name string) (*KafkaEnumState, err
 	case 0:
 		nSub := r.Count("numSubtasks", len(b)/8)
 		e.SplitVersion = r.I32("splitVersion")
+		seen := map[int32]bool{}
 		for i := 0; i < nSub && r.Err() == nil; i++ {
+			off := r.Offset()
 			sub := r.I32(fmt.Sprintf("subtask[%d].id", i))
+			if r.Err() == nil && seen[sub] {
+				// the connector wrote a map (subtask -> splits); on a repeat its reader keeps only
+				// the last list, so such bytes never came from Flink
+				r.FailAt(off, fmt.Sprintf("subtask[%d].id", i), "subtask %d appears twice (the connector writes one record per subtask)", sub)
+			}
+			seen[sub] = true
 			n := r.Count(fmt.Sprintf("subtask[%d].numSplits", i), len(b)/(4+minKafkaSplit))
 			for j := 0; j < n && r.Err() == nil; j++ {
 				s := readFramedSplit(r, e.SplitVersion, fmt.Sprintf("subtask[%d].split[%d]", i, j))

@@ -93,6 +93,7 @@ func TestKafkaEnumDecode(t *testing.T) {
 		{"split frame lies", 3, cat(i32(1), i32(0), i32(int32(len(s1)+1)), s1, []byte{0, 0, 0, 0, 0}), nil, "frame says 29 bytes, the split has 28"},
 		{"unknown split version", 3, cat(i32(1), i32(5), i32(int32(len(s1))), s1, i32(0), []byte{1}), nil, "split serializer version 5 is not known"},
 		{"bad status", 2, cat(i32(1), utf("t"), i32(0), i32(7), []byte{1}), nil, "status: want 0 (assigned) or 1 (unassigned), got 7"},
+		{"v0 subtask twice", 0, cat(i32(2), i32(0), i32(3), i32(1), i32(int32(len(s1))), s1, i32(3), i32(1), i32(int32(len(s2))), s2), nil, "offset 48: subtask[1].id: subtask 3 appears twice"},
 		{"huge count", 1, cat(i32(1<<30), utf("t"), i32(0)), nil, "numPartitions: count 1073741824 out of range"},
 	}
 	for _, tc := range tests {
