@@ -154,7 +154,8 @@ func tsOf(p, i int) int64 { return tsBase + 10*int64(i)*int64(p+1) }
 // dropped topic is no longer read although the broker still has it. The SQL job (the table
 // source under EXECUTE PLAN) shows shift, set and earliest, and in a second case rename, drop
 // and a point in time together. A savepoint whose splits live in state files, edited in one
-// subtask's splits only (the other's file carried over), is restored too. One judge call (one
+// subtask's splits only (the other's file carried over), is restored too, and so are Flink 1.12's
+// savepoints of enumerator state versions 0 (edited) and 1 (as it is). One judge call (one
 // broker, one job per case) checks every case.
 func TestOffsetsOracle(t *testing.T) {
 	oracletest.Require(t, "restores a KafkaSource from migrated offsets against a real Kafka broker")
@@ -266,6 +267,12 @@ func TestOffsetsOracle(t *testing.T) {
 		{"state files", oracletest.Abs(t, filesFixture), []Step{&Offsets{Operator: op, Changes: changes(t, "set orders:1=latest", "set payments:1=4")}},
 			[]string{"orders", "payments"},
 			map[string]any{"orders:0": 2, "orders:1": "latest", "orders:2": 4, "payments:0": 5, "payments:1": 4}},
+		// Flink 1.12.2's savepoint (metadata version 3, enumerator state version 0 in coordinator
+		// serde 0; testdata/flink-1.12): edited, Flink 2.3.0 restores it where statecraft wrote
+		{"flink 1.12.2 enumerator v0", oracletest.Abs(t, "../testdata/flink-1.12/sources-1.12.2/kafka-datastream"),
+			[]Step{&Offsets{Operator: op, Changes: changes(t, "shift orders:1=-2", "set payments:0=1")}},
+			[]string{"orders", "payments"},
+			map[string]any{"orders:0": 2, "orders:1": 1, "orders:2": 4, "payments:0": 1, "payments:1": 6}},
 	} {
 		dst := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
 		if _, err := Run(tc.fixture, dst, tc.steps, Options{}); err != nil {
@@ -273,6 +280,9 @@ func TestOffsetsOracle(t *testing.T) {
 		}
 		cases = append(cases, judgeCase{Name: tc.name, Savepoint: dst, Subscribe: tc.subscribe, Expect: tc.expect})
 	}
+	// Flink 1.12.7's (enumerator state version 1) as Flink wrote it: 2.3.0 restores it as it is
+	cases = append(cases, judgeCase{Name: "flink 1.12.7 enumerator v1", Savepoint: oracletest.Abs(t, "../testdata/flink-1.12/sources-1.12.7/kafka-datastream"),
+		Subscribe: []string{"orders", "payments"}, Expect: map[string]any{"orders:0": 2, "orders:1": 3, "orders:2": 4, "payments:0": 5, "payments:1": 6}})
 	broker.Stop() // the judge starts its own
 	produce := map[string][]int{"orders": counts["orders"], "orders-mm": counts["orders"], "payments": counts["payments"]}
 	b, _ = json.Marshal(map[string]any{"produce": produce, "more": more, "cases": cases})

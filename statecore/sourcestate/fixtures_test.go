@@ -138,8 +138,14 @@ func TestKafkaFixtures(t *testing.T) {
 					t.Errorf("split %s re-encoded %x, %v; Flink wrote %x", k.ID(), enc, err, s.Raw.Payload)
 				}
 			}
-			if g, w := sortedSplits(got), sortedSplits(exp.Splits); fmt.Sprint(g) != fmt.Sprint(w) {
+			// kafka-files (splits in state files) records only what the job read: its splits are
+			// held to that alone
+			decoded := exp.Splits != nil
+			if g, w := sortedSplits(got), sortedSplits(exp.Splits); decoded && fmt.Sprint(g) != fmt.Sprint(w) {
 				t.Errorf("splits\n got %v\nwant %v", g, w)
+			}
+			if !decoded && len(got) != len(exp.Read) {
+				t.Errorf("%d splits, the job read %d partitions", len(got), len(exp.Read))
 			}
 			if len(subtasks) < 2 {
 				t.Errorf("splits of %d subtasks, want them spread over the job's parallelism", len(subtasks))
@@ -162,8 +168,8 @@ func TestKafkaFixtures(t *testing.T) {
 				}
 			}
 			e := src.KafkaEnum
-			if src.Coordinator.SerdeVersion != exp.Enumerator.CoordinatorSerdeVersion || e.Version != exp.Enumerator.SerializerVersion ||
-				e.InitialDiscoveryFinished != exp.Enumerator.InitialDiscoveryFinished {
+			if decoded && (src.Coordinator.SerdeVersion != exp.Enumerator.CoordinatorSerdeVersion || e.Version != exp.Enumerator.SerializerVersion ||
+				e.InitialDiscoveryFinished != exp.Enumerator.InitialDiscoveryFinished) {
 				t.Errorf("enumerator serde %d version %d discovery %v, want %+v", src.Coordinator.SerdeVersion, e.Version, e.InitialDiscoveryFinished, exp.Enumerator)
 			}
 			var ge []expectSplit
@@ -183,7 +189,7 @@ func TestKafkaFixtures(t *testing.T) {
 			if len(src.Coordinator.Trailing) != exp.Enumerator.TrailingBytes {
 				t.Errorf("%d bytes after the enumerator checkpoint, Flink's reader left %d", len(src.Coordinator.Trailing), exp.Enumerator.TrailingBytes)
 			}
-			if g, w := sortedSplits(ge), sortedSplits(exp.Enumerator.Partitions); fmt.Sprint(g) != fmt.Sprint(w) {
+			if g, w := sortedSplits(ge), sortedSplits(exp.Enumerator.Partitions); decoded && fmt.Sprint(g) != fmt.Sprint(w) {
 				t.Errorf("enumerator partitions\n got %v\nwant %v", g, w)
 			}
 			if enc, err := e.Encode(); err != nil || !bytes.Equal(enc, src.Coordinator.Enum.Payload) {
