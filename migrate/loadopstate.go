@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bufio"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/opstate"
 	"github.com/statecraft/statecraft/statecore/serializer"
+	"github.com/statecraft/statecraft/statecore/sourcestate"
 )
 
 // opRecord is one operator-state line of a load's data, kept until every line is read
@@ -113,6 +115,16 @@ func (s *session) writeOperatorState(lo *loadOp, dry bool) error {
 		v, ok := r.rec["value"]
 		if !ok {
 			return fmt.Errorf("%s: value: missing", r.where)
+		}
+		if name == sourcestate.ReaderStateName {
+			// a source's split as dump prints it (decoded): back to the element's bytes
+			el, isSplit, err := sourcestate.DumpedSplit(v)
+			if err != nil {
+				return fmt.Errorf("%s: value: %w", r.where, err)
+			}
+			if isSplit {
+				v = base64.StdEncoding.EncodeToString(el)
+			}
 		}
 		if b, err = e.value(b, v, "value"); err != nil {
 			return fmt.Errorf("%s: %w", r.where, err)
