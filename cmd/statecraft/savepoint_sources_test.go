@@ -397,7 +397,7 @@ func TestOffsetsDamagedSplitCLI(t *testing.T) {
 	code, out, errs := runCLI("savepoint", "offsets", dir, "--wide")
 	hash := uid.Hash("kafka-source")
 	if code != 0 || !strings.Contains(out, "(serializer v9, 30 bytes)") ||
-		!strings.Contains(out, "not decoded: operator "+hash+" subtask 0 SourceReaderState[0] split payload: KafkaPartitionSplit serializer version 9 is not known (known: 0)") {
+		!strings.Contains(out, "not decoded: operator "+hash+" subtask 0 SourceReaderState[0]: KafkaPartitionSplit serializer version 9 is not known (known: 0)") {
 		t.Errorf("exit %d %s\n%s", code, errs, out)
 	}
 	for _, args := range [][]string{{"savepoint", "dump", dir, "--operator", "uid:kafka-source"}, {"savepoint", "inspect", dir}} {

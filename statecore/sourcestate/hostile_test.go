@@ -87,16 +87,16 @@ func TestReadHostileSplits(t *testing.T) {
 		err   []string // Read fails with this
 	}{
 		{"unknown split serializer version", func(md []byte, split, _ int) { put32(md, split-8, 9) },
-			[]string{op, "subtask 0 SourceReaderState[0] split payload", "KafkaPartitionSplit serializer version 9 is not known (known: 0)"}, nil},
+			[]string{op, "subtask 0 SourceReaderState[0]: ", "KafkaPartitionSplit serializer version 9 is not known (known: 0)"}, nil},
 		{"truncated split", func(md []byte, split, _ int) {
 			// the topic's length says 65535: the split ends long before
 			binary.BigEndian.PutUint16(md[split:], 0xffff)
-		}, []string{op, "subtask 0 SourceReaderState[0] split payload", "topic: want 65535 bytes"}, nil},
+		}, []string{op, "subtask 0 SourceReaderState[0]: ", "topic: want 65535 bytes"}, nil},
 		{"offset below -3", func(md []byte, split, _ int) {
 			binary.BigEndian.PutUint64(md[split+2+8+4:], uint64(0xfffffffffffffffc))
-		}, []string{op, "subtask 0 SourceReaderState[0] split payload", "offset 14: startingOffset", "got -4"}, nil},
+		}, []string{op, "subtask 0 SourceReaderState[0]: ", "offset 14: startingOffset", "got -4"}, nil},
 		{"negative partition", func(md []byte, split, _ int) { put32(md, split+2+8, -1) },
-			[]string{op, "subtask 0 SourceReaderState[0] split payload", "offset 10: partition: want a partition number >= 0, got -1"}, nil},
+			[]string{op, "subtask 0 SourceReaderState[0]: ", "offset 10: partition: want a partition number >= 0, got -1"}, nil},
 		{"element longer than its frame", func(md []byte, split, _ int) { put32(md, split-4, 29) }, nil,
 			[]string{op, "subtask 0 SourceReaderState[0]", "offset 4: payload length: frame says 29 bytes, the element has 30 after the frame"}},
 		{"enumerator state longer than its frame", func(md []byte, _, coord int) {

@@ -89,7 +89,7 @@ func Read(sp *savepoint.Savepoint, op *metadata.OperatorState) (*Source, error) 
 		s := &src.Splits[i]
 		// offsets in its errors count from the start of the split payload (after the i32 version
 		// and i32 length of SimpleVersionedSerialization)
-		name := fmt.Sprintf("operator %s subtask %d %s[%d] split payload", op.ID, s.Subtask, ReaderStateName, s.Index)
+		name := fmt.Sprintf("operator %s subtask %d %s[%d]", op.ID, s.Subtask, ReaderStateName, s.Index)
 		k, err := DecodeKafkaSplit(s.Raw.Version, s.Raw.Payload, name)
 		if err != nil {
 			s.Err, kafka = err, false
