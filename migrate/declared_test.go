@@ -90,6 +90,10 @@ func pojoKeyedData(t *testing.T) (lines []string, e expectation) {
 		"total":   {kind: "reducing", valueType: "Long"},
 		"avg":     {kind: "aggregating", valueType: "Tuple2<Long,Long>"},
 		"holder":  {kind: "value", valueType: "Account"},
+		"small":   {kind: "value", valueType: "Short"},
+		"bytes":   {kind: "list", valueType: "Byte"},
+		"flags":   {kind: "map", valueType: "Float", userKeyType: "Boolean"},
+		"mean":    {kind: "reducing", valueType: "Double"},
 	}
 	var timers []any
 	add := func(rec map[string]any) {
@@ -122,6 +126,13 @@ func pojoKeyedData(t *testing.T) (lines []string, e expectation) {
 		}
 		entry("total", nil, int64(i*1000))
 		entry("avg", nil, map[string]any{"f0": int64(i * 10), "f1": int64(i + 1)})
+		entry("small", nil, int16(-300*i))
+		entry("bytes", nil, []any{int8(i), int8(-i - 1)})
+		entry("flags", true, float32(i)+0.5)
+		if i%3 == 0 {
+			entry("flags", false, -float32(i)-0.25)
+		}
+		entry("mean", nil, float64(i)/4+0.125)
 		entry("holder", nil, account{Owner: fmt.Sprintf("holder-%d", i), Balance: int64(-i), Version: 1}.json())
 		timer := func(kind string, ts int64) {
 			add(map[string]any{"operator": label, "state": "_timer_state/" + kind + "_user-timers", "keyGroup": kg, "kind": kind, "key": k.json(), "namespace": nil, "timestamp": ts})
