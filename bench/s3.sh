@@ -64,7 +64,7 @@ else
     testdata/oracle/run.sh bench-savepoint "$sp" "$keys" "$map_per_key" hashmap > "$work/gen.log" 2>&1 || { tail -30 "$work/gen.log" >&2; exit 1; }
   fi
 fi
-size=$(du -sb "$sp" | cut -f1)
+size=$(du -sbL "$sp" | cut -f1)
 meta=$(stat -c %s "$sp/_metadata")
 go build -o "$work/statecraft" ./cmd/statecraft
 sc="$work/statecraft"

@@ -117,8 +117,12 @@ func TestBlockReader(t *testing.T) {
 				t.Errorf("fetch %d is %d bytes, over maxBlock", i, rg[1]-rg[0])
 			}
 		}
-		// 64K, 128K, ..., 2M (6 fetches, 4 MiB minus 64K), then 4 MiB blocks.
-		if want := 6 + (size-(4<<20-64<<10)+maxBlock-1)/maxBlock; requests != want {
+		// 64K, 128K, ... up to maxBlock/2 (k fetches, maxBlock minus 64K), then maxBlock blocks.
+		k := 0
+		for b := 64 << 10; b < maxBlock; b *= 2 {
+			k++
+		}
+		if want := k + (size-(maxBlock-64<<10)+maxBlock-1)/maxBlock; requests != want {
 			t.Errorf("%d fetches, want %d", requests, want)
 		}
 	})
