@@ -84,24 +84,7 @@ public final class FileSourceSavepoint {
                 .map(new Slow()).returns(Types.STRING).uid("slow").name("slow").disableChaining()
                 .sinkTo(new DiscardingSink<>()).uid("discard").name("discard");
         JobClient client = env.executeAsync("statecraft-file-source-fixture");
-        try {
-            long deadline = System.currentTimeMillis() + 180_000;
-            while (READ.get() < 100) {
-                if (System.currentTimeMillis() > deadline) throw new IllegalStateException("read " + READ.get() + " lines in 180 s");
-                if (client.getJobStatus().get().isGloballyTerminalState()) {
-                    throw new IllegalStateException("job ended early: " + client.getJobStatus().get());
-                }
-                Thread.sleep(20);
-            }
-            SavepointDirs.stopInto(client, sp, "statecraft-file-source-sp");
-        } catch (Exception e) {
-            try {
-                client.cancel().get();
-            } catch (Exception ignored) {
-                // already ended: the reason is thrown
-            }
-            throw e;
-        }
+        SavepointDirs.stopAfter(client, READ::get, 100, "lines", 20, sp, "statecraft-file-source-sp");
         ObjectNode expect = Json.obj();
         expect.put("operatorUid", UID);
         expect.put("inputDir", in.toString());

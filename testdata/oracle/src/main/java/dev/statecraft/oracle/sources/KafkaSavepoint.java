@@ -129,27 +129,8 @@ public final class KafkaSavepoint {
                 .build();
         pipeline(env, source);
         JobClient client = env.executeAsync("statecraft-kafka-fixture");
-        try {
-            long deadline = System.currentTimeMillis() + 180_000;
-            while (READ.get() < total) {
-                if (System.currentTimeMillis() > deadline) {
-                    throw new IllegalStateException("read " + READ.get() + " of " + total + " records in 180 s");
-                }
-                if (client.getJobStatus().get().isGloballyTerminalState()) {
-                    throw new IllegalStateException("job ended early: " + client.getJobStatus().get());
-                }
-                Thread.sleep(50);
-            }
-            if (READ.get() != total) throw new IllegalStateException("read " + READ.get() + ", expected exactly " + total);
-            SavepointDirs.stopInto(client, sp, "statecraft-kafka-sp");
-        } catch (Exception e) {
-            try {
-                client.cancel().get();
-            } catch (Exception ignored) {
-                // already ended: the reason is thrown
-            }
-            throw e;
-        }
+        SavepointDirs.stopAfter(client, READ::get, total, "records", 50, sp, "statecraft-kafka-sp");
+        if (READ.get() != total) throw new IllegalStateException("read " + READ.get() + ", expected exactly " + total);
     }
 
     /** The fixture job's operators (the judge restores the same pipeline); resets the counters. */

@@ -70,24 +70,7 @@ public final class NumberSourceSavepoint {
                 .map(new Count()).uid("count").name("count")
                 .sinkTo(new DiscardingSink<>()).uid("discard").name("discard");
         JobClient client = env.executeAsync("statecraft-number-source-fixture");
-        try {
-            long deadline = System.currentTimeMillis() + 180_000;
-            while (READ.get() < 10) {
-                if (System.currentTimeMillis() > deadline) throw new IllegalStateException("read " + READ.get() + " records in 180 s");
-                if (client.getJobStatus().get().isGloballyTerminalState()) {
-                    throw new IllegalStateException("job ended early: " + client.getJobStatus().get());
-                }
-                Thread.sleep(50);
-            }
-            SavepointDirs.stopInto(client, sp, "statecraft-number-sp");
-        } catch (Exception e) {
-            try {
-                client.cancel().get();
-            } catch (Exception ignored) {
-                // already ended: the reason is thrown
-            }
-            throw e;
-        }
+        SavepointDirs.stopAfter(client, READ::get, 10, "records", 50, sp, "statecraft-number-sp");
         ObjectNode expect = Json.obj();
         expect.put("operatorUid", UID);
         expect.put("read", READ.get());
