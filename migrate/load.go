@@ -237,9 +237,7 @@ func loadRecord(ops map[string]*loadOp, labels []string, line []byte, where stri
 		return nil
 	}
 	b := lo.scratch[:0]
-	b = binary.BigEndian.AppendUint16(b, uint16(kg))
-	b = binary.BigEndian.AppendUint16(b, uint16(e.StateID))
-	b = binary.BigEndian.AppendUint32(b, uint32(lo.prefix+len(e.Rest)))
+	b = appendSpillHead(b, int(kg), e.StateID, lo.prefix+len(e.Rest))
 	k := len(b)
 	b = appendKeyGroupPrefix(b, kg, lo.prefix)
 	b = append(b, e.Rest...)

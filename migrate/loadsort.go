@@ -220,9 +220,7 @@ var splitLoaded atomic.Int64
 
 // appendSpillRecord appends one record in the layout of the spill files (see Load).
 func appendSpillRecord(dst []byte, kg, sid int, key, value []byte) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, uint16(kg))
-	dst = binary.BigEndian.AppendUint16(dst, uint16(sid))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(key)))
+	dst = appendSpillHead(dst, kg, sid, len(key))
 	dst = append(dst, key...)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(value)))
 	return append(dst, value...)

@@ -469,10 +469,8 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 				}
 				ws[ci] = w
 			}
-			binary.BigEndian.PutUint16(rec[0:], uint16(kg))
-			binary.BigEndian.PutUint16(rec[2:], uint16(x.ids[e.StateID]))
-			binary.BigEndian.PutUint32(rec[4:], uint32(len(e.Key)-oldPrefix+newPrefix))
-			n := len(appendKeyGroupPrefix(rec[:8], kg, newPrefix))
+			head := appendSpillHead(rec[:0], int(kg), x.ids[e.StateID], len(e.Key)-oldPrefix+newPrefix)
+			n := len(appendKeyGroupPrefix(head, kg, newPrefix))
 			part := &c.parts[si]
 			part.count++
 			part.size += int64(n + len(e.Key) - oldPrefix + 4 + len(e.Value))

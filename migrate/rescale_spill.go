@@ -268,6 +268,15 @@ func parseSpill(data []byte, count int) ([]keyed.Entry, error) {
 	return out, nil
 }
 
+// appendSpillHead appends the head of one spill record: key group and state id (2 bytes each)
+// and the key's length (4 bytes), big-endian; the key, the value's length (4 bytes) and the
+// value follow. walkSpill reads records back; rescale, load and patch write them.
+func appendSpillHead(dst []byte, kg, sid, keyLen int) []byte {
+	dst = binary.BigEndian.AppendUint16(dst, uint16(kg))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(sid))
+	return binary.BigEndian.AppendUint32(dst, uint32(keyLen))
+}
+
 // walkSpill calls fn with each record of a spill chunk, and checks that the records tile it.
 func walkSpill(data []byte, fn func(kg, sid int, key, value []byte)) error {
 	for p := 0; p < len(data); {
