@@ -356,6 +356,74 @@ func TestPublishChecksUploads(t *testing.T) {
 	}
 }
 
+// TestPublishVerifiesRereadBytes: an uploaded object damaged on the server after its upload, in
+// place, behind the server's back (same size; the server still lists the ETag of the upload, so
+// the listing check cannot see it), is caught by verification's re-read of the object, whether
+// the byte lies in the state file's header or among its last entries: the run fails before
+// _metadata is written and removes what it uploaded.
+func TestPublishVerifiesRereadBytes(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "reread-uploads")
+	copyStore(t, fixture(t, "keyed-par3"), "s3://"+bucket+"/src")
+	t.Cleanup(func() { testHookPublish = nil })
+	for _, c := range []struct {
+		name string
+		at   func(size int64) int64
+		want string
+	}{
+		{"header", func(int64) int64 { return 40 }, "verify: read the output back: "},
+		{"entries", func(size int64) int64 { return size - 3 }, "but the checksum differs"},
+	} {
+		outDir := filepath.Join(srv.Dir, bucket, "out-"+c.name)
+		damaged := ""
+		testHookPublish = func(at string) {
+			if at != "temporary metadata" {
+				return
+			}
+			ents, err := os.ReadDir(outDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				fi, err := e.Info()
+				if err != nil || strings.HasPrefix(e.Name(), ".statecraft") || fi.Size() < 64 {
+					continue
+				}
+				f, err := os.OpenFile(filepath.Join(outDir, e.Name()), os.O_RDWR, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, at := make([]byte, 1), c.at(fi.Size())
+				if _, err := f.ReadAt(b, at); err != nil {
+					t.Fatal(err)
+				}
+				b[0] ^= 0x55
+				if _, err := f.WriteAt(b, at); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+				damaged = e.Name()
+				return
+			}
+		}
+		_, err := Run("s3://"+bucket+"/src", "s3://"+bucket+"/out-"+c.name, []Step{&Rescale{MaxParallelism: 256}}, Options{})
+		testHookPublish = nil
+		if damaged == "" {
+			t.Fatalf("%s: no uploaded object to damage", c.name)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: run with %s damaged on the server after its upload: %v, want %q", c.name, damaged, err, c.want)
+		}
+		if ents, _ := os.ReadDir(outDir); len(ents) > 0 {
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Errorf("%s: DST holds %v after the failed run, want nothing", c.name, names)
+		}
+	}
+}
+
 func get(t *testing.T, st storage.Store, name string) []byte {
 	t.Helper()
 	o, err := st.Open(t.Context(), name)

@@ -349,3 +349,32 @@ func TestS3UploadFile(t *testing.T) {
 		}
 	}
 }
+
+// TestS3UploadFileChecksum: putFile's PutObject carries the CRC32C of the file as it was read
+// for the checksum; bytes that differ on the way (here the file is changed between the checksum
+// pass and the PUT, same size) are refused by the server (BadDigest), and nothing is stored.
+func TestS3UploadFileChecksum(t *testing.T) {
+	s := stores(t)["s3"]
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, pattern(1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { testHookPutFile = nil })
+	testHookPutFile = func(f *os.File) {
+		if _, err := f.WriteAt([]byte{0xff, 0x00, 0xff}, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(file, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = Upload(t.Context(), s, "damaged", f)
+	if err == nil || !strings.Contains(err.Error(), "PutObject "+s.Location().Join("damaged").String()+": BadDigest") {
+		t.Errorf("Upload of bytes other than the checksummed ones = %v, want BadDigest", err)
+	}
+	if _, err := s.Stat(t.Context(), "damaged"); !errors.Is(err, ErrNotExist) {
+		t.Errorf("Stat after the refused upload = %v, want no such object", err)
+	}
+}
