@@ -22,16 +22,22 @@
 // STRING of its JSON ({serializer, base64}). Every column but keyGroup is optional: Java values
 // may be null.
 //
-// # Memory
+// # Memory and cores
 //
-// Rows are buffered into row groups of at most RowGroupRows rows and written out as each fills,
-// so memory is bounded by a row group, not by the state.
+// The caller's goroutine shreds each record into Parquet values against the schema (shred.go),
+// in chunks of a few thousand rows; a goroutine of the Writer encodes the chunks, in order, into
+// row groups of at most RowGroupRows rows, written out as each fills. Decoding and encoding thus
+// use two cores, and memory is bounded by a row group and three chunks per state, not by the
+// state.
 package stateparquet
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -39,124 +45,255 @@ import (
 	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
-// RowGroupRows bounds the rows buffered before a row group is written.
+// RowGroupRows is the number of rows of a row group (the last one may hold fewer).
 const RowGroupRows = 32 * 1024
 
-// column is one top-level column: its node, and how a decoded value becomes a Parquet value.
+// column is one top-level column: its field, its first leaf column, and where a record holds
+// its value.
 type column struct {
 	name string
-	node parquet.Node
-	conv func(any) (any, error)
-	get  func(*keyed.Record) any
+	f    *field
+	col  int
+	src  source
+}
+
+// source is the part of a record a column holds.
+type source int
+
+const (
+	srcKeyGroup source = iota
+	srcTimerKind
+	srcKey
+	srcNamespace
+	srcUserKey
+	srcValue
+	srcTTL
+	srcTimestamp
+)
+
+// value is the column's value in r (a direct switch rather than a func value, so that r does
+// not escape to the heap).
+func (c *column) value(r *keyed.Record) any {
+	switch c.src {
+	case srcTimerKind:
+		return r.TimerKind
+	case srcKey:
+		return r.Key
+	case srcNamespace:
+		return r.Namespace
+	case srcUserKey:
+		return r.UserKey
+	case srcValue:
+		return r.Value
+	case srcTTL:
+		return r.TTL
+	case srcTimestamp:
+		return r.Timestamp
+	}
+	panic("stateparquet: no value of this source")
 }
 
 // Writer writes one state's records.
 type Writer struct {
 	state string
 	cols  []column
-	w     *parquet.GenericWriter[any]
-	buf   []any
+	pw    *parquet.GenericWriter[any]
+	cur   *chunk
 	rows  int64
+	enc   *encoder
+	ended bool // Close or Discard has run
+}
+
+// chunk is the shredded values of up to chunkRows rows.
+type chunk struct {
+	rowBuf
+	rows []parquet.Row
+}
+
+// encoder is a Writer's encoding goroutine and the chunks it shares with the Writer.
+type encoder struct {
+	free   chan *chunk // chunks to fill: every chunk not in flight
+	work   chan *chunk // full chunks, in order, to encode
+	done   chan struct{}
+	failed atomic.Bool // an error is set: nothing more is encoded
+	mu     sync.Mutex
+	err    error // the first error
+}
+
+// fail records err unless an error is recorded already.
+func (e *encoder) fail(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err == nil {
+		e.err = err
+		e.failed.Store(true)
+	}
 }
 
 // NewWriter returns a Writer of the records of the state sd decodes, whose keys the serializer
 // key snapshot wrote.
 func NewWriter(out io.Writer, key *serializer.Snapshot, sd *keyed.StateDecoder) *Writer {
 	m := sd.Meta
-	cols := []column{{name: "keyGroup", node: parquet.Int(32), conv: func(v any) (any, error) { return v, nil },
-		get: func(r *keyed.Record) any { return int32(r.KeyGroup) }}}
-	add := func(name string, sh *serializer.Shape, get func(*keyed.Record) any) {
+	cols := []column{{name: "keyGroup", f: &field{node: parquet.Int(32), leaves: 1}, src: srcKeyGroup}}
+	add := func(name string, sh *serializer.Shape, src source) {
 		if sh.Kind == serializer.ShapeNull {
 			return
 		}
-		n, conv := build(sh)
-		cols = append(cols, column{name: name, node: parquet.Optional(n), conv: conv, get: get})
+		cols = append(cols, column{name: name, f: build(sh, 0), src: src})
 	}
 	if sd.Kind == "timer" {
 		var keySh, nsSh *serializer.Shape = &serializer.Shape{}, &serializer.Shape{}
 		if ts := m.Serializer(keyed.SerValue); ts != nil && len(ts.Nested) == 2 {
 			keySh, nsSh = serializer.ShapeOf(ts.Nested[0]), serializer.ShapeOf(ts.Nested[1])
 		}
-		add("kind", &serializer.Shape{Kind: serializer.ShapeString}, func(r *keyed.Record) any { return r.TimerKind })
-		add("key", keySh, func(r *keyed.Record) any { return r.Key })
-		add("namespace", nsSh, func(r *keyed.Record) any { return r.Namespace })
-		add("timestamp", &serializer.Shape{Kind: serializer.ShapeInt64}, func(r *keyed.Record) any { return r.Timestamp })
+		add("kind", &serializer.Shape{Kind: serializer.ShapeString}, srcTimerKind)
+		add("key", keySh, srcKey)
+		add("namespace", nsSh, srcNamespace)
+		add("timestamp", &serializer.Shape{Kind: serializer.ShapeInt64}, srcTimestamp)
 	} else {
-		add("key", serializer.ShapeOf(key), func(r *keyed.Record) any { return r.Key })
-		add("namespace", serializer.ShapeOf(m.Serializer(keyed.SerNamespace)), func(r *keyed.Record) any { return r.Namespace })
+		add("key", serializer.ShapeOf(key), srcKey)
+		add("namespace", serializer.ShapeOf(m.Serializer(keyed.SerNamespace)), srcNamespace)
 		uk, vs, _, _ := m.EntrySerializers()
 		if sd.Kind == "map" {
-			add("userKey", serializer.ShapeOf(uk), func(r *keyed.Record) any { return r.UserKey })
+			add("userKey", serializer.ShapeOf(uk), srcUserKey)
 		}
 		vsh := serializer.ShapeOf(vs)
 		if sd.Kind == "list" {
 			vsh = &serializer.Shape{Kind: serializer.ShapeList, Elem: vsh}
 		}
-		add("value", vsh, func(r *keyed.Record) any { return r.Value })
+		add("value", vsh, srcValue)
 		if sd.TTL {
-			var n parquet.Node
-			var conv func(any) (any, error)
+			f := leaf(parquet.Timestamp(parquet.Millisecond), want("a timestamp", parquet.Int64Value))
 			if sd.Kind == "list" {
-				n = parquet.List(parquet.Optional(parquet.Timestamp(parquet.Millisecond)))
-				conv = func(v any) (any, error) {
-					l, ok := v.([]int64)
-					if !ok {
-						return nil, fmt.Errorf("got %T, want a list of timestamps", v)
-					}
-					out := make([]any, len(l))
-					for i, t := range l {
-						out[i] = &t
-					}
-					return out, nil
-				}
-			} else {
-				n, conv = parquet.Timestamp(parquet.Millisecond), want[int64]("a timestamp", func(t int64) any { return &t })
+				f = ttlList()
 			}
-			cols = append(cols, column{name: "ttlTimestamp", node: parquet.Optional(n), conv: conv, get: func(r *keyed.Record) any { return r.TTL }})
+			cols = append(cols, column{name: "ttlTimestamp", f: f, src: srcTTL})
 		}
 	}
 	g := parquet.Group{}
-	for _, c := range cols {
-		g[c.name] = c.node
+	byName := map[string]*column{}
+	for i := range cols {
+		c := &cols[i]
+		g[c.name], byName[c.name] = c.f.node, c
+		if c.src != srcKeyGroup {
+			g[c.name] = parquet.Optional(c.f.node)
+		}
+	}
+	// Leaf columns are numbered in the order of the top-level names (parquet.Group.Fields); the
+	// values of a row are appended in that order too.
+	ordered := make([]column, 0, len(cols))
+	leaves := 0
+	for _, gf := range g.Fields() {
+		c := byName[gf.Name()]
+		c.col = leaves
+		leaves += c.f.leaves
+		ordered = append(ordered, *c)
 	}
 	schema := parquet.NewSchema(m.Name, g)
-	return &Writer{state: m.Name, cols: cols, w: parquet.NewGenericWriter[any](out, schema, parquet.MaxRowsPerRowGroup(RowGroupRows))}
+	w := &Writer{state: m.Name, cols: ordered, pw: parquet.NewGenericWriter[any](out, schema, parquet.MaxRowsPerRowGroup(RowGroupRows))}
+	w.enc = newEncoder(w.pw)
+	return w
+}
+
+// A Writer's rows are shredded into chunks of chunkRows rows; chunks chunks exist (one filling,
+// the others queued or being encoded).
+const (
+	chunkRows = 4096
+	chunks    = 3
+)
+
+func newEncoder(pw *parquet.GenericWriter[any]) *encoder {
+	e := &encoder{free: make(chan *chunk, chunks), work: make(chan *chunk, chunks), done: make(chan struct{})}
+	for range chunks {
+		e.free <- &chunk{}
+	}
+	go func() {
+		defer close(e.done)
+		for c := range e.work {
+			if !e.failed.Load() {
+				if err := c.encode(pw); err != nil {
+					e.fail(err)
+				}
+			}
+			c.reset()
+			e.free <- c
+		}
+	}()
+	return e
+}
+
+// encode writes the chunk's rows (parquet-go ends a row group at RowGroupRows rows).
+func (c *chunk) encode(pw *parquet.GenericWriter[any]) error {
+	c.rows = c.rows[:0]
+	start := 0
+	for _, end := range c.ends {
+		c.rows = append(c.rows, c.vals[start:end:end])
+		start = end
+	}
+	_, err := pw.WriteRows(c.rows)
+	return err
+}
+
+func (c *chunk) reset() {
+	clear(c.vals) // drop the references to decoded strings and bytes
+	clear(c.rows)
+	c.vals, c.ends, c.rows = c.vals[:0], c.ends[:0], c.rows[:0]
 }
 
 // Write adds one record of the state.
 func (w *Writer) Write(r *keyed.Record) error {
-	row := make(map[string]any, len(w.cols))
-	for _, c := range w.cols {
-		v := c.get(r)
-		if v == nil {
-			row[c.name] = nil
+	if w.enc.failed.Load() {
+		return w.failure()
+	}
+	if w.cur == nil {
+		w.cur = <-w.enc.free
+	}
+	b := &w.cur.rowBuf
+	start := len(b.vals)
+	for i := range w.cols {
+		c := &w.cols[i]
+		if c.src == srcKeyGroup { // required
+			b.vals = append(b.vals, parquet.Int32Value(int32(r.KeyGroup)).Level(0, 0, c.col))
 			continue
 		}
-		pv, err := c.conv(v)
-		if err != nil {
+		if err := c.f.putOpt(b, c.value(r), 0, 0, c.col); err != nil {
+			clear(b.vals[start:])
+			b.vals = b.vals[:start]
 			return fmt.Errorf("state %s key group %d: %s: %w", w.state, r.KeyGroup, c.name, err)
 		}
-		row[c.name] = pv
 	}
-	w.buf = append(w.buf, row)
+	// A repeated group of several columns (a map's entries, a list of tuples) was shredded
+	// entry by entry; a row holds each column's values together, in column order.
+	if row := b.vals[start:]; !slices.IsSortedFunc(row, byColumn) {
+		slices.SortStableFunc(row, byColumn)
+	}
+	b.ends = append(b.ends, len(b.vals))
 	w.rows++
-	if len(w.buf) >= 1024 {
-		return w.flushBuf()
+	if len(b.ends) >= chunkRows {
+		w.submit()
 	}
 	return nil
 }
 
-func (w *Writer) flushBuf() error {
-	if len(w.buf) == 0 {
-		return nil
-	}
-	_, err := w.w.Write(w.buf)
-	clear(w.buf)
-	w.buf = w.buf[:0]
-	if err != nil {
-		return fmt.Errorf("state %s: parquet: %w", w.state, err)
-	}
-	return nil
+func byColumn(a, b parquet.Value) int { return a.Column() - b.Column() }
+
+// submit hands the current chunk to the encoder (never blocks: work holds every chunk).
+func (w *Writer) submit() {
+	w.enc.work <- w.cur
+	w.cur = nil
+}
+
+func (w *Writer) failure() error {
+	w.enc.mu.Lock()
+	defer w.enc.mu.Unlock()
+	return fmt.Errorf("state %s: parquet: %w", w.state, w.enc.err)
+}
+
+// stop ends the encoding goroutine once the submitted chunks are encoded.
+func (w *Writer) stop() {
+	w.ended = true
+	close(w.enc.work)
+	<-w.enc.done
 }
 
 // Rows is the number of records written.
@@ -164,160 +301,33 @@ func (w *Writer) Rows() int64 { return w.rows }
 
 // Close writes what is buffered and the file footer (it does not close the underlying writer).
 func (w *Writer) Close() error {
-	if err := w.flushBuf(); err != nil {
-		return err
+	if w.ended {
+		return errors.New("stateparquet: Close after Close or Discard")
 	}
-	if err := w.w.Close(); err != nil {
+	if w.cur != nil && len(w.cur.ends) > 0 {
+		w.submit()
+	}
+	w.stop()
+	if w.enc.failed.Load() {
+		return w.failure()
+	}
+	if err := w.pw.Close(); err != nil {
 		return fmt.Errorf("state %s: parquet: %w", w.state, err)
 	}
 	return nil
 }
 
-// build returns the Parquet node of a shape (without its own optionality) and the conversion of
-// a decoded value of that shape into what the Parquet writer takes.
-func build(sh *serializer.Shape) (parquet.Node, func(any) (any, error)) {
-	switch sh.Kind {
-	case serializer.ShapeBool:
-		return parquet.Leaf(parquet.BooleanType), want[bool]("boolean", func(b bool) any { return &b })
-	case serializer.ShapeInt8:
-		return parquet.Int(8), want[int8]("byte", func(i int8) any { return ptr(int32(i)) })
-	case serializer.ShapeInt16:
-		return parquet.Int(16), want[int16]("short", func(i int16) any { return ptr(int32(i)) })
-	case serializer.ShapeInt32:
-		return parquet.Int(32), want[int32]("int", func(i int32) any { return &i })
-	case serializer.ShapeInt64:
-		return parquet.Int(64), want[int64]("long", func(i int64) any { return &i })
-	case serializer.ShapeFloat32:
-		return parquet.Leaf(parquet.FloatType), want[serializer.Float]("float", func(f serializer.Float) any { return ptr(float32(f)) })
-	case serializer.ShapeFloat64:
-		return parquet.Leaf(parquet.DoubleType), want[serializer.Float]("double", func(f serializer.Float) any { return ptr(float64(f)) })
-	case serializer.ShapeString:
-		return parquet.String(), want[string]("string", func(s string) any { return &s })
-	case serializer.ShapeBytes:
-		return parquet.Leaf(parquet.ByteArrayType), want[[]byte]("bytes", func(b []byte) any { return &b })
-	case serializer.ShapeDecimal:
-		return parquet.String(), want[json.Number]("decimal", func(n json.Number) any { return ptr(n.String()) })
-	case serializer.ShapeStruct, serializer.ShapeRow:
-		if len(sh.Fields) == 0 {
-			break
-		}
-		g := parquet.Group{}
-		names := make([]string, len(sh.Fields))
-		convs := make([]func(any) (any, error), len(sh.Fields))
-		for i, f := range sh.Fields {
-			if _, dup := g[f.Name]; dup {
-				return opaque()
-			}
-			n, c := build(f.Shape)
-			g[f.Name], names[i], convs[i] = parquet.Optional(n), f.Name, c
-		}
-		fields := func(vals []any) (any, error) {
-			if len(vals) != len(names) {
-				return nil, fmt.Errorf("%d fields, want %d", len(vals), len(names))
-			}
-			out := make(map[string]any, len(names))
-			for i, v := range vals {
-				if v == nil {
-					out[names[i]] = nil
-					continue
-				}
-				pv, err := convs[i](v)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", names[i], err)
-				}
-				out[names[i]] = pv
-			}
-			return out, nil
-		}
-		return g, func(v any) (any, error) {
-			switch x := v.(type) {
-			case serializer.Fields:
-				vals := make([]any, len(x))
-				for i, f := range x {
-					vals[i] = f.Value
-				}
-				return fields(vals)
-			case serializer.BinaryRow:
-				return fields(x.Fields)
-			case []any:
-				return fields(x)
-			}
-			return nil, fmt.Errorf("got %T, want a structured value (a POJO subclass is not described by the snapshot)", v)
-		}
-	case serializer.ShapeList:
-		n, c := build(sh.Elem)
-		return parquet.List(parquet.Optional(n)), func(v any) (any, error) {
-			l, ok := v.([]any)
-			if !ok {
-				return nil, fmt.Errorf("got %T, want a list", v)
-			}
-			out := make([]any, len(l))
-			for i, e := range l {
-				if e == nil {
-					continue
-				}
-				pe, err := c(e)
-				if err != nil {
-					return nil, fmt.Errorf("element %d: %w", i, err)
-				}
-				out[i] = pe
-			}
-			return out, nil
-		}
-	case serializer.ShapeMap:
-		kn, kc := build(sh.Key)
-		vn, vc := build(sh.Value)
-		return parquet.List(parquet.Optional(parquet.Group{"key": parquet.Optional(kn), "value": parquet.Optional(vn)})), func(v any) (any, error) {
-			l, ok := v.([]serializer.MapEntry)
-			if !ok {
-				return nil, fmt.Errorf("got %T, want map entries", v)
-			}
-			out := make([]any, len(l))
-			for i, e := range l {
-				var k, val any
-				var err error
-				if e.Key != nil {
-					if k, err = kc(e.Key); err != nil {
-						return nil, fmt.Errorf("entry %d key: %w", i, err)
-					}
-				}
-				if e.Value != nil {
-					if val, err = vc(e.Value); err != nil {
-						return nil, fmt.Errorf("entry %d value: %w", i, err)
-					}
-				}
-				out[i] = map[string]any{"key": k, "value": val}
-			}
-			return out, nil
-		}
-	case serializer.ShapeNull:
-		return parquet.String(), func(any) (any, error) { return nil, nil }
-	}
-	return opaque()
-}
+var errDiscarded = errors.New("export discarded")
 
-// opaque is a STRING column holding each value's JSON, for values the snapshot does not type.
-func opaque() (parquet.Node, func(any) (any, error)) {
-	return parquet.String(), func(v any) (any, error) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		return ptr(string(b)), nil
+// Discard ends the Writer without writing anything more (an export that failed elsewhere); it
+// does nothing after Close.
+func (w *Writer) Discard() {
+	if w.ended {
+		return
 	}
-}
-
-// ptr boxes a leaf value: parquet-go writes a zero value of an optional column as null, and
-// only a pointer tells a present 0, "" or false from an absent one.
-func ptr[T any](v T) *T { return &v }
-
-// want converts a value of type T, refusing any other (the snapshot promised T).
-func want[T any](what string, f func(T) any) func(any) (any, error) {
-	return func(v any) (any, error) {
-		x, ok := v.(T)
-		if !ok {
-			return nil, fmt.Errorf("got %T, want %s", v, what)
-		}
-		return f(x), nil
+	if w.cur != nil {
+		w.cur.reset()
 	}
+	w.enc.fail(errDiscarded)
+	w.stop()
 }

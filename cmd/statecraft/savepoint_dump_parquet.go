@@ -78,6 +78,7 @@ func dumpParquet(sp *savepoint.Savepoint, op *metadata.OperatorState, state, out
 	var order []*parquetTarget
 	defer func() {
 		for _, t := range order {
+			t.w.Discard()
 			if t.tmp != nil {
 				t.tmp.Close()
 				os.Remove(t.tmp.Name())
