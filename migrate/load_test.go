@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/statecraft/statecraft/internal/oracletest"
 	"github.com/statecraft/statecraft/statecore/keyed"
@@ -223,15 +224,19 @@ func loadRefused(t *testing.T, src, name, text, want string) {
 
 // TestOracleWrite: Flink 2.3.0 restores (non-restored state disallowed) savepoints created
 // from dumps of Flink's own and finds exactly the original state: keys in their key groups,
-// values of many types, TTL timestamps, list and map state, timers and window namespaces, and
+// values of many types, list and map state, timers and window namespaces, and
 // state loaded into a native RocksDB savepoint's operators (canonical now); a savepoint purged
 // of its expired TTL entries, finding exactly the entries (and list elements) left; a patched
 // savepoint, finding exactly the entries set, added and deleted; and the SQL group aggregate's
 // savepoint created from its (edited) dump, restored under EXECUTE PLAN (createSQL); savepoints
 // declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
 // dumps, finding exactly their state; a savepoint whose entries were deleted by predicate
-// (migrate patch --delete-where), finding exactly the rest; and one declared with a state's type
-// wrong, which the judge must refuse. One oracle call judges them all.
+// (migrate patch --delete-where), finding exactly the rest; one declared with a state's type
+// wrong, which the judge must refuse; testdata/specs/collections-keyed.yaml (Character and
+// Tuple4 keys, Tuple3/Tuple5, arrays, List and Map values and state of them, GlobalWindow
+// namespaces) whose TTL states the judge restores with a 1-day TTL, finding exactly the entries
+// stamped 12 hours ago and none stamped 36 hours ago, and the same with every session value
+// stamped 36 hours ago, which it must refuse. One oracle call judges them all.
 func TestOracleWrite(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel()
@@ -268,6 +273,22 @@ func TestOracleWrite(t *testing.T) {
 		t.Fatalf("moving cust-0 to key group %d changed nothing", kg^1)
 	}
 	args = append(args, misplaced, pojo.file(t))
+	// Character and Tuple4 keys, Tuple3 and Tuple5, arrays, List and Map values, list and map
+	// state of them, GlobalWindow namespaces, and TTL list, map and value state whose
+	// timestamps the judge checks by restoring with a 1-day TTL: entries 12 hours old visible,
+	// 36 hours old expired.
+	dst, _, coll := createCollectionsKeyed(t, nil)
+	args = append(args, dst, coll.file(t))
+	// The same with every session value stamped 36 hours ago: Flink must find none of the
+	// values the expectation says are 12 hours old.
+	dead := time.Now().Add(-36 * time.Hour).UnixMilli()
+	aged, _, _ := createCollectionsKeyed(t, func(l string) string {
+		if !strings.Contains(l, `"state":"session"`) {
+			return l
+		}
+		return restamp(t, l, dead)
+	})
+	args = append(args, aged, coll.file(t))
 	// Entries deleted by predicate: plain's values >= 37 and attrs' entries of user key a1.
 	dst, _ = run(t, fixture(t, "keyed-ttl-collections"), Options{}, mustPatchSteps(t, "", "plain: value >= 37", `attrs: userKey == "a1"`))
 	args = append(args, dst, deletedExpect(t, "keyed-ttl-collections", func(state string, en map[string]any) bool {
@@ -283,7 +304,7 @@ func TestOracleWrite(t *testing.T) {
 	}
 	for i := 0; i < len(args); i += 2 {
 		verdict := "accepted: " + args[i]
-		if args[i] == wrong || args[i] == misplaced {
+		if args[i] == wrong || args[i] == misplaced || args[i] == aged {
 			verdict = "rejected: " + args[i]
 		}
 		if !bytes.Contains(out, []byte(verdict+" ")) && !bytes.Contains(out, []byte(verdict+":")) {

@@ -36,6 +36,7 @@ import org.apache.flink.streaming.api.operators.InternalTimer;
 import org.apache.flink.streaming.api.operators.InternalTimerService;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.operators.Triggerable;
+import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
@@ -313,7 +314,7 @@ final class RestoreJob {
             if (op.isKeyed()) {
                 for (Specs.KeyedState s : op.keyed) readKeyed(s, out);
                 boolean window = op.window();
-                TypeSerializer ns = window ? new TimeWindow.Serializer() : VoidNamespaceSerializer.INSTANCE;
+                TypeSerializer ns = window ? op.windowSerializer() : VoidNamespaceSerializer.INSTANCE;
                 InternalTimerService<Object> timers = getInternalTimerService(window ? WINDOW_TIMERS : USER_TIMERS, ns, this);
                 String kt = op.keyType();
                 timers.forEachEventTimeTimer((n, ts) -> out.add(timerLine("event", kt, n, ts)));
@@ -441,7 +442,7 @@ final class RestoreJob {
         }
 
         private JsonNode timerLine(String kind, String keyType, Object ns, long ts) {
-            JsonNode n = ns instanceof TimeWindow ? StateDump.window((TimeWindow) ns) : null;
+            JsonNode n = StateDump.namespace(ns);
             return Json.parse(StateDump.line(idx, "timer", null, StateDump.timer(kind, StateTypes.toJson(keyType, getCurrentKey()), n, ts)));
         }
 
@@ -454,24 +455,25 @@ final class RestoreJob {
 
         @SuppressWarnings({"unchecked", "rawtypes"})
         private void readKeyed(Specs.KeyedState s, List<JsonNode> out) throws Exception {
-            Object d = Specs.descriptor(s);
+            Object d = Specs.descriptor(s, true);
             if (s.name.equals(Specs.WINDOW_CONTENTS)) {
-                TimeWindow.Serializer ws = new TimeWindow.Serializer();
+                TypeSerializer ws = op.windowSerializer();
+                Object sample = op.globalWindows() ? GlobalWindow.get() : new TimeWindow(0, 1);
                 // register the state first so the backend knows it, then list what was restored
                 try {
-                    getPartitionedState(new TimeWindow(0, 1), ws, (org.apache.flink.api.common.state.StateDescriptor) d);
+                    getPartitionedState(sample, ws, (org.apache.flink.api.common.state.StateDescriptor) d);
                 } catch (Exception e) {
                     throw StateDump.stateError(s, e);
                 }
                 requireAsIs(s);
-                List<Tuple2<Object, TimeWindow>> kns;
-                try (Stream<Tuple2<Object, TimeWindow>> st = getKeyedStateBackend().getKeysAndNamespaces(s.name)) {
+                List<Tuple2<Object, Object>> kns;
+                try (Stream<Tuple2<Object, Object>> st = getKeyedStateBackend().getKeysAndNamespaces(s.name)) {
                     kns = st.collect(Collectors.toList());
                 }
-                for (Tuple2<Object, TimeWindow> kn : kns) {
+                for (Tuple2<Object, Object> kn : kns) {
                     setCurrentKey(kn.f0);
                     State state = getPartitionedState(kn.f1, ws, (org.apache.flink.api.common.state.StateDescriptor) d);
-                    for (ObjectNode e : StateDump.entries(s, state, kn.f0, StateDump.window(kn.f1))) {
+                    for (ObjectNode e : StateDump.entries(s, state, kn.f0, StateDump.namespace(kn.f1))) {
                         out.add(Json.parse(StateDump.line(idx, "entry", s.name, e)));
                     }
                 }

@@ -48,7 +48,12 @@ public final class SavepointJudge {
             timers += o.path("timers").size();
             for (JsonNode s : o.path("operatorStates")) elements += s.path("entries").size();
         }
-        return ops + " operators, " + entries + " keyed entries, " + timers + " timers, " + elements + " operator-state entries";
+        int ttlStates = 0;
+        for (JsonNode o : expectation.path("operators")) {
+            for (JsonNode s : o.path("keyedStates")) if (s.path("ttlMillis").asLong(0) > 0) ttlStates++;
+        }
+        return ops + " operators, " + entries + " keyed entries, " + timers + " timers, " + elements + " operator-state entries"
+                + (ttlStates > 0 ? ", TTL timestamps of " + ttlStates + " states judged by expiry" : "");
     }
 
     /** Returns null when the savepoint matches the expectation, else the first difference. */
@@ -74,14 +79,75 @@ public final class SavepointJudge {
     /** (b) what a job restored from the savepoint finds in its state backends. */
     static String judgeRestore(String savepoint, JsonNode expectation) {
         ArrayNode restored;
+        long before = System.currentTimeMillis(), after;
         try {
             restored = RestoreJob.restore(savepoint, expectation);
         } catch (Exception e) {
             return "restore: " + Expect.rootMessage(e);
+        } finally {
+            after = System.currentTimeMillis();
+        }
+        JsonNode view;
+        try {
+            view = ttlView(expectation, before, after);
+        } catch (IllegalArgumentException e) {
+            return "TTL timestamps: " + e.getMessage();
         }
         ObjectNode actual = Json.obj();
         actual.set("operators", restored);
-        String d = Compare.operators(expectation, actual, true);
+        String d = Compare.operators(view, actual, true);
         return d != null ? "restored job: " + d : null;
+    }
+
+    /**
+     * What the restored job must see of states whose expectation gives ttlMillis: the job
+     * declares that TTL (processing time, expired values never returned), so an entry (a list
+     * element) is visible iff its ttlTimestamp (a list's: ttlTimestamp[i], as dump prints it) plus ttlMillis lies after
+     * the clock when it was read, between before and after. An expiry inside [before, after] could
+     * go either way and is refused, and so is a state whose entries are all visible or all
+     * expired: the restore must prove both sides of each timestamp's expiry.
+     */
+    static JsonNode ttlView(JsonNode expectation, long before, long after) {
+        JsonNode view = expectation.deepCopy();
+        for (JsonNode o : view.path("operators")) {
+            for (JsonNode s : o.path("keyedStates")) {
+                long ttl = s.path("ttlMillis").asLong(0);
+                if (ttl <= 0) continue;
+                String name = s.get("name").asText();
+                int visible = 0, expired = 0;
+                ArrayNode kept = Json.arr();
+                for (JsonNode e : s.get("entries")) {
+                    boolean list = s.get("kind").asText().equals("list");
+                    JsonNode tss = list ? e.get("ttlTimestamp") : Json.arr().add(e.path("ttlTimestamp"));
+                    JsonNode vals = list ? e.get("value") : Json.arr().add(e.get("value"));
+                    if (tss == null || tss.size() != vals.size()) {
+                        throw new IllegalArgumentException("state " + name + " " + Compare.slot(e) + ": " + (list ? "ttlTimestamp needs an array of one timestamp per element" : "no ttlTimestamp"));
+                    }
+                    ArrayNode live = Json.arr();
+                    for (int i = 0; i < vals.size(); i++) {
+                        if (!tss.get(i).canConvertToLong()) throw new IllegalArgumentException("state " + name + " " + Compare.slot(e) + ": ttlTimestamp " + tss.get(i) + " is not a number");
+                        long expiry = tss.get(i).asLong() + ttl;
+                        if (expiry >= before && expiry <= after) {
+                            throw new IllegalArgumentException("state " + name + " " + Compare.slot(e) + ": expires at " + expiry + ", while the restored job read it (" + before + ".." + after + ")");
+                        }
+                        if (expiry > after) {
+                            live.add(vals.get(i));
+                            visible++;
+                        } else {
+                            expired++;
+                        }
+                    }
+                    if (live.size() == 0) continue;
+                    ObjectNode k = (ObjectNode) e;
+                    k.set("value", list ? live : live.get(0));
+                    kept.add(k);
+                }
+                if (visible == 0 || expired == 0) {
+                    throw new IllegalArgumentException("state " + name + ": " + visible + " visible and " + expired + " expired values: the restore would not prove both sides of the expiry");
+                }
+                ((ObjectNode) s).set("entries", kept);
+            }
+        }
+        return view;
     }
 }

@@ -35,7 +35,15 @@ final class Specs {
 
     static final class KeyedState implements Serializable {
         String name, kind, keyType, valueType, userKeyType;
+        /** The window operator's namespace: TimeWindow (absent) or GlobalWindow. */
+        String namespace;
         boolean ttl;
+        /**
+         * When positive, the restore judges TTL timestamps: the job declares this TTL (processing
+         * time, expired never returned), so an entry is visible iff its ttlTimestamp + ttlMillis
+         * lies after the restore's clock (see RestoreJob.ttlView).
+         */
+        long ttlMillis;
     }
 
     static final class OpState implements Serializable {
@@ -50,6 +58,18 @@ final class Specs {
 
         boolean window() {
             return keyed.stream().anyMatch(s -> s.name.equals(WINDOW_CONTENTS));
+        }
+
+        /** A window operator's windows are GlobalWindows (else TimeWindows). */
+        boolean globalWindows() {
+            return keyed.stream().anyMatch(s -> s.name.equals(WINDOW_CONTENTS) && "GlobalWindow".equals(s.namespace));
+        }
+
+        /** The serializer of a window operator's namespaces. */
+        @SuppressWarnings("rawtypes")
+        org.apache.flink.api.common.typeutils.TypeSerializer windowSerializer() {
+            return globalWindows() ? new org.apache.flink.streaming.api.windowing.windows.GlobalWindow.Serializer()
+                    : new org.apache.flink.streaming.api.windowing.windows.TimeWindow.Serializer();
         }
 
         boolean isKeyed() {
@@ -92,6 +112,12 @@ final class Specs {
                 k.valueType = Json.text(s, "valueType");
                 k.userKeyType = Json.text(s, "userKeyType");
                 k.ttl = s.path("ttl").asBoolean(false);
+                k.namespace = Json.text(s, "namespace");
+                k.ttlMillis = s.path("ttlMillis").asLong(0);
+                if (k.ttlMillis > 0 && !k.ttl) throw new IllegalArgumentException(op.label() + ": state " + k.name + " has ttlMillis but no ttl");
+                if (k.namespace != null && !k.name.equals(WINDOW_CONTENTS)) {
+                    throw new IllegalArgumentException(op.label() + ": state " + k.name + ": only " + WINDOW_CONTENTS + " declares a namespace");
+                }
                 StateTypes.info(k.keyType);
                 StateTypes.info(k.valueType);
                 if (k.kind.equals("map")) StateTypes.info(k.userKeyType);
@@ -123,8 +149,17 @@ final class Specs {
             .setStateVisibility(StateTtlConfig.StateVisibility.ReturnExpiredIfNotCleanedUp)
             .build();
 
-    @SuppressWarnings({"unchecked", "rawtypes"})
     static StateDescriptor<?, ?> descriptor(KeyedState s) {
+        return descriptor(s, false);
+    }
+
+    /**
+     * The state's descriptor; with checkTtl, a state with ttlMillis declares that TTL instead of
+     * READ_TTL, never returning expired values, and without background cleanup (reading an
+     * expired value is what removes it).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static StateDescriptor<?, ?> descriptor(KeyedState s, boolean checkTtl) {
         TypeInformation v = StateTypes.info(s.valueType);
         StateDescriptor<?, ?> d;
         switch (s.kind) {
@@ -135,7 +170,15 @@ final class Specs {
             case "aggregating": d = new AggregatingStateDescriptor<>(s.name, new Identity(), v); break;
             default: throw new IllegalArgumentException("state " + s.name + ": unknown kind " + s.kind);
         }
-        if (s.ttl) d.enableTimeToLive(READ_TTL);
+        if (s.ttl && checkTtl && s.ttlMillis > 0) {
+            d.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(s.ttlMillis))
+                    .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
+                    .setStateVisibility(StateTtlConfig.StateVisibility.NeverReturnExpired)
+                    .disableCleanupInBackground()
+                    .build());
+        } else if (s.ttl) {
+            d.enableTimeToLive(READ_TTL);
+        }
         return d;
     }
 

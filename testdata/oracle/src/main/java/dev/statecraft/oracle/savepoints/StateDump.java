@@ -37,6 +37,7 @@ import org.apache.flink.state.api.functions.WindowReaderFunction;
 import org.apache.flink.state.table.module.StateModule;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
@@ -180,9 +181,9 @@ final class StateDump {
                 TypeInformation vTi = StateTypes.info(s.valueType);
                 WindowDump fn = new WindowDump(idx, s, op.keyType());
                 if (s.kind.equals("aggregating")) {
-                    out.add(reader.window(new TimeWindow.Serializer()).aggregate(op.uid, new Specs.Identity(), fn, keyTi, vTi, Types.STRING));
+                    out.add(reader.window(op.windowSerializer()).aggregate(op.uid, new Specs.Identity(), fn, keyTi, vTi, Types.STRING));
                 } else if (s.kind.equals("reducing")) {
-                    out.add(reader.window(new TimeWindow.Serializer()).reduce(op.uid, new Specs.KeepFirst(), fn, keyTi, vTi, Types.STRING));
+                    out.add(reader.window(op.windowSerializer()).reduce(op.uid, new Specs.KeepFirst(), fn, keyTi, vTi, Types.STRING));
                 } else {
                     throw new IllegalArgumentException(op.label() + ": window state kind " + s.kind + " is not supported");
                 }
@@ -263,6 +264,13 @@ final class StateDump {
         t.set("namespace", ns == null ? Json.F.nullNode() : ns);
         t.put("timestamp", ts);
         return t;
+    }
+
+    /** A namespace in JSON as statecraft's dump shows it: a TimeWindow's bounds, "GlobalWindow", or null (VoidNamespace). */
+    static JsonNode namespace(Object ns) {
+        if (ns instanceof TimeWindow) return window((TimeWindow) ns);
+        if (ns instanceof GlobalWindow) return Json.F.textNode("GlobalWindow");
+        return null;
     }
 
     static ObjectNode window(TimeWindow w) {
@@ -367,7 +375,8 @@ final class StateDump {
             JsonNode t = l.get("e");
             String k = Json.compact(t.get("key"));
             seen.computeIfAbsent(k + "|" + t.get("kind").asText() + "|" + t.get("timestamp").asLong(), x -> new java.util.TreeSet<>());
-            long maxTs = t.get("namespace").get("end").asLong() - 1;
+            // a GlobalWindow's maxTimestamp is Long.MAX_VALUE
+            long maxTs = t.get("namespace").isTextual() ? Long.MAX_VALUE : t.get("namespace").get("end").asLong() - 1;
             windows.put(k + "|" + maxTs, t.get("namespace"));
         }
         for (JsonNode l : lines) {
@@ -455,7 +464,8 @@ final class StateDump {
     }
 
     /** Reads a window operator's contents (one value per key and window) and window timers. */
-    static final class WindowDump extends WindowReaderFunction<Object, String, Object, TimeWindow> {
+    @SuppressWarnings("rawtypes")
+    static final class WindowDump extends WindowReaderFunction<Object, String, Object, org.apache.flink.streaming.api.windowing.windows.Window> {
         private final int idx;
         private final Specs.KeyedState s;
         private final String keyType;
@@ -467,9 +477,9 @@ final class StateDump {
         }
 
         @Override
-        public void readWindow(Object key, Context<TimeWindow> ctx, Iterable<Object> elements, Collector<String> out) throws Exception {
+        public void readWindow(Object key, Context<org.apache.flink.streaming.api.windowing.windows.Window> ctx, Iterable<Object> elements, Collector<String> out) throws Exception {
             JsonNode k = StateTypes.toJson(keyType, key);
-            JsonNode ns = window(ctx.window());
+            JsonNode ns = namespace(ctx.window());
             for (Object v : elements) {
                 if (v != null) out.collect(line(idx, "entry", s.name, entry(k, ns, null, StateTypes.toJson(s.valueType, v))));
             }

@@ -5,7 +5,6 @@ import java.util.List;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
@@ -16,7 +15,8 @@ import dev.statecraft.oracle.common.Json;
 
 /**
  * The type names of expectations ("Integer", "Long", "String", "Double", "Float", "Short", "Byte",
- * "Boolean", "Tuple2<A,B>", "Row<T1,...,Tn>", "Account", "AccountV2", "AccountV3") mapped to Flink
+ * "Boolean", "Character", "TupleN<A,B,...>", "Row<T1,...,Tn>", "List<T>", "Map<K,V>", primitive arrays
+ * ("int[]", ...), "String[]", "Account", "AccountV2", "AccountV3") mapped to Flink
  * type information, and values to and from JSON. Expectations name types so that the oracle can
  * read a savepoint (or restore a job) from the expectation alone, including one the migrate
  * feature rewrote with a new value type.
@@ -41,6 +41,8 @@ public final class StateTypes {
             case "Short": return Types.SHORT;
             case "Byte": return Types.BYTE;
             case "Boolean": return Types.BOOLEAN;
+            case "Character": return Types.CHAR;
+            case "String[]": return Types.OBJECT_ARRAY(Types.STRING);
             case "Account": return TypeInformation.of(Account.class);
             case "AccountV2": return TypeInformation.of(AccountV2.class);
             case "AccountV3": return TypeInformation.of(AccountV3.class);
@@ -52,12 +54,97 @@ public final class StateTypes {
             for (int i = 0; i < fields.length; i++) fields[i] = info(args.get(i));
             return Types.ROW(fields);
         }
-        if (n.startsWith("Tuple2<") && n.endsWith(">")) {
-            List<String> args = splitArgs(n.substring(7, n.length() - 1));
-            if (args.size() != 2) throw new IllegalArgumentException("Tuple2 needs 2 type arguments: " + name);
-            return Types.TUPLE(info(args.get(0)), info(args.get(1)));
+        TypeInformation<?> prim = PRIMITIVE_ARRAYS.get(n);
+        if (prim != null) return prim;
+        List<String> args = generic(n, "Tuple");
+        if (args != null) {
+            if (n.charAt(5) == '<' || !n.substring(5, n.indexOf('<')).equals(Integer.toString(args.size()))) {
+                throw new IllegalArgumentException(name + ": TupleN needs N type arguments");
+            }
+            TypeInformation<?>[] fields = new TypeInformation<?>[args.size()];
+            for (int i = 0; i < fields.length; i++) fields[i] = info(args.get(i));
+            return Types.TUPLE(fields);
         }
+        if ((args = generic(n, "List<")) != null && args.size() == 1) return Types.LIST(info(args.get(0)));
+        if ((args = generic(n, "Map<")) != null && args.size() == 2) return Types.MAP(info(args.get(0)), info(args.get(1)));
         throw new IllegalArgumentException("unknown type name " + name);
+    }
+
+    /**
+     * Primitive arrays (Types.PRIMITIVE_ARRAY): in JSON an array of the elements, byte[] a base64
+     * string (statecraft's dump shows it so).
+     */
+    private static final java.util.Map<String, TypeInformation<?>> PRIMITIVE_ARRAYS = java.util.Map.of(
+            "byte[]", Types.PRIMITIVE_ARRAY(Types.BYTE), "short[]", Types.PRIMITIVE_ARRAY(Types.SHORT),
+            "int[]", Types.PRIMITIVE_ARRAY(Types.INT), "long[]", Types.PRIMITIVE_ARRAY(Types.LONG),
+            "float[]", Types.PRIMITIVE_ARRAY(Types.FLOAT), "double[]", Types.PRIMITIVE_ARRAY(Types.DOUBLE),
+            "boolean[]", Types.PRIMITIVE_ARRAY(Types.BOOLEAN), "char[]", Types.PRIMITIVE_ARRAY(Types.CHAR));
+
+    /** The type arguments of n if it is PREFIX...<..> (PREFIX "Tuple" takes any TupleN), else null. */
+    private static List<String> generic(String n, String prefix) {
+        if (!n.startsWith(prefix) || !n.endsWith(">") || n.indexOf('<') < 0) return null;
+        return splitArgs(n.substring(n.indexOf('<') + 1, n.length() - 1));
+    }
+
+    /** A Map value in JSON: [{"key", "value"}] ordered by the key's compact text (a HashMap has no order). */
+    private static JsonNode mapJson(String kt, String vt, java.util.Map<?, ?> m) {
+        ArrayNode a = Json.arr();
+        for (java.util.Map.Entry<?, ?> e : m.entrySet()) {
+            ObjectNode o = Json.obj();
+            o.set("key", toJson(kt, e.getKey()));
+            o.set("value", toJson(vt, e.getValue()));
+            a.add(o);
+        }
+        return Json.sorted(a, java.util.Comparator.comparing((JsonNode o) -> Json.compact(o.get("key"))));
+    }
+
+    /** A primitive array (or String[]) in JSON. */
+    private static JsonNode arrayJson(String n, Object v) {
+        if (n.equals("byte[]")) return Json.F.textNode(java.util.Base64.getEncoder().encodeToString((byte[]) v));
+        ArrayNode a = Json.arr();
+        int len = java.lang.reflect.Array.getLength(v);
+        String elem = n.equals("String[]") ? "String" : null;
+        for (int i = 0; i < len; i++) {
+            Object x = java.lang.reflect.Array.get(v, i);
+            if (elem != null) a.add(toJson(elem, x));
+            else if (x instanceof Character) a.add(String.valueOf((char) (Character) x));
+            else if (x instanceof Boolean) a.add((Boolean) x);
+            else if (x instanceof Float) a.add((double) (Float) x);
+            else if (x instanceof Double) a.add((Double) x);
+            else a.add(((Number) x).longValue());
+        }
+        return a;
+    }
+
+    /** A primitive array (or String[]) from JSON. */
+    private static Object arrayFromJson(String n, JsonNode j) {
+        if (n.equals("byte[]")) return java.util.Base64.getDecoder().decode(j.textValue());
+        Class<?> c;
+        switch (n) {
+            case "short[]": c = short.class; break;
+            case "int[]": c = int.class; break;
+            case "long[]": c = long.class; break;
+            case "float[]": c = float.class; break;
+            case "double[]": c = double.class; break;
+            case "boolean[]": c = boolean.class; break;
+            case "char[]": c = char.class; break;
+            default: c = String.class;
+        }
+        Object a = java.lang.reflect.Array.newInstance(c, j.size());
+        for (int i = 0; i < j.size(); i++) {
+            JsonNode x = j.get(i);
+            Object v;
+            if (c == String.class) v = x.isNull() ? null : x.textValue();
+            else if (c == char.class) v = x.textValue().charAt(0);
+            else if (c == boolean.class) v = x.booleanValue();
+            else if (c == float.class) v = (float) x.doubleValue();
+            else if (c == double.class) v = x.doubleValue();
+            else if (c == long.class) v = x.longValue();
+            else if (c == int.class) v = x.intValue();
+            else v = (short) x.intValue();
+            java.lang.reflect.Array.set(a, i, v);
+        }
+        return a;
     }
 
     private static List<String> splitArgs(String s) {
@@ -101,15 +188,22 @@ public final class StateTypes {
             for (int i = 0; i < args.size(); i++) a.add(toJson(args.get(i), r.getField(i)));
             return a;
         }
-        if (n.startsWith("Tuple2<")) {
-            List<String> args = splitArgs(n.substring(7, n.length() - 1));
-            Tuple2<?, ?> t = (Tuple2<?, ?>) v;
+        List<String> targs = generic(n, "Tuple");
+        if (targs != null) {
+            org.apache.flink.api.java.tuple.Tuple t = (org.apache.flink.api.java.tuple.Tuple) v;
             ObjectNode o = Json.obj();
-            o.set("f0", toJson(args.get(0), t.f0));
-            o.set("f1", toJson(args.get(1), t.f1));
+            for (int i = 0; i < targs.size(); i++) o.set("f" + i, toJson(targs.get(i), t.getField(i)));
             return o;
         }
+        if ((targs = generic(n, "List<")) != null) {
+            ArrayNode a = Json.arr();
+            for (Object x : (List<?>) v) a.add(toJson(targs.get(0), x));
+            return a;
+        }
+        if ((targs = generic(n, "Map<")) != null) return mapJson(targs.get(0), targs.get(1), (java.util.Map<?, ?>) v);
+        if (n.equals("String[]") || PRIMITIVE_ARRAYS.containsKey(n)) return arrayJson(n, v);
         switch (n) {
+            case "Character": return Json.F.textNode(String.valueOf((char) (Character) v));
             case "Integer": return Json.F.numberNode((Integer) v);
             case "Long": return Json.F.numberNode((Long) v);
             case "Short": return Json.F.numberNode((Short) v);
@@ -150,10 +244,23 @@ public final class StateTypes {
     public static Object fromJson(String type, JsonNode j) {
         if (j == null || j.isNull()) return null;
         String n = type.replace(" ", "");
-        if (n.startsWith("Tuple2<")) {
-            List<String> args = splitArgs(n.substring(7, n.length() - 1));
-            return Tuple2.of(fromJson(args.get(0), j.get("f0")), fromJson(args.get(1), j.get("f1")));
+        List<String> targs = generic(n, "Tuple");
+        if (targs != null) {
+            org.apache.flink.api.java.tuple.Tuple t = org.apache.flink.api.java.tuple.Tuple.newInstance(targs.size());
+            for (int i = 0; i < targs.size(); i++) t.setField(fromJson(targs.get(i), j.get("f" + i)), i);
+            return t;
         }
+        if ((targs = generic(n, "List<")) != null) {
+            List<Object> l = new ArrayList<>();
+            for (JsonNode x : j) l.add(fromJson(targs.get(0), x));
+            return l;
+        }
+        if ((targs = generic(n, "Map<")) != null) {
+            java.util.Map<Object, Object> m = new java.util.HashMap<>();
+            for (JsonNode x : j) m.put(fromJson(targs.get(0), x.get("key")), fromJson(targs.get(1), x.get("value")));
+            return m;
+        }
+        if (n.equals("String[]") || PRIMITIVE_ARRAYS.containsKey(n)) return arrayFromJson(n, j);
         if (n.startsWith("Row<")) {
             List<String> args = rowArgs(n, type);
             if (!j.isArray() || j.size() != args.size()) {
@@ -172,6 +279,7 @@ public final class StateTypes {
             case "Float": return (float) j.doubleValue();
             case "String": return j.textValue();
             case "Boolean": return j.booleanValue();
+            case "Character": return j.textValue().charAt(0);
             case "Account": return new Account(Json.text(j, "owner"), need(type, j, "balance").longValue(), need(type, j, "version").intValue());
             case "AccountV2": return new AccountV2(Json.text(j, "owner"), need(type, j, "balance").longValue(), Json.text(j, "tier"));
             case "AccountV3": {
