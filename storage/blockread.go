@@ -40,6 +40,11 @@ type blockReader struct {
 	etag  string
 	// fetch returns exactly the n bytes at off (off+n <= size).
 	fetch func(off, n int64) ([]byte, error)
+	// fetchSeq, when set, is fetch for a sequential block (one a read went on into from the
+	// block before): a store may serve it from a request left open (S3: rangeReader.fetchSeq).
+	// release, when set, is called by Close, to let such requests go.
+	fetchSeq func(off, n int64) ([]byte, error)
+	release  func()
 
 	mu     sync.Mutex
 	blocks []*cachedBlock
@@ -89,8 +94,11 @@ func (r *blockReader) ETag() string { return r.etag }
 // in flight end on their own and are dropped.
 func (r *blockReader) Close() error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.blocks = nil
+	r.mu.Unlock()
+	if r.release != nil {
+		r.release()
+	}
 	return nil
 }
 
@@ -159,8 +167,12 @@ func (r *blockReader) start(off, n int64, seq bool) *cachedBlock {
 	}
 	b := &cachedBlock{off: off, n: n, done: make(chan struct{}), seq: seq, used: r.clock}
 	r.blocks = append(r.blocks, b)
+	fetch := r.fetch
+	if seq && r.fetchSeq != nil {
+		fetch = r.fetchSeq
+	}
 	go func() {
-		b.buf, b.err = r.fetch(off, n)
+		b.buf, b.err = fetch(off, n)
 		close(b.done)
 	}()
 	return b

@@ -22,10 +22,11 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// newRangeReader reads key with ranged GETs through a blockReader.
+// newRangeReader reads key with ranged GETs through a blockReader; sequential reads of large
+// blocks come from GETs left open (fetchSeq).
 func (s *s3Store) newRangeReader(ctx context.Context, key string, size int64, etag string) *blockReader {
-	r := &rangeReader{ctx: ctx, s: s, key: key, etag: etag}
-	return &blockReader{where: s.url(key), size: size, etag: etag, fetch: r.fetch}
+	r := &rangeReader{ctx: ctx, s: s, key: key, etag: etag, size: size}
+	return &blockReader{where: s.url(key), size: size, etag: etag, fetch: r.fetch, fetchSeq: r.fetchSeq, release: r.release}
 }
 
 type rangeReader struct {
@@ -33,18 +34,46 @@ type rangeReader struct {
 	s    *s3Store
 	key  string
 	etag string
+	size int64
+
+	mu      sync.Mutex
+	streams []*openBody // GETs left open for the next sequential fetch, oldest first
+	closed  bool
+}
+
+// openBody is the body of a GET of the object from some offset to its end, read up to pos.
+type openBody struct {
+	body io.ReadCloser
+	pos  int64
+}
+
+// A sequential fetch (a read going on where a block ended, see blockReader) of at least
+// seqStreamMin bytes is read from a GET of the rest of the object, which stays open for the
+// fetch that follows it: a state file read from start to end costs a handful of GETs instead
+// of one per block. Requests cost S3Proxy more than bytes (blockReader's maxBlock), and a
+// rescale s3 -> s3 reads each source file once and each output file once this way. The first
+// blocks at a place stay ranged GETs of their size, so that a reader wanting only a header
+// (inspect) never opens a GET of a whole state file. An object keeps at most maxOpenBodies
+// GETs open (one per reader walking it); the oldest is closed to make room, and all are closed
+// with the object.
+const (
+	seqStreamMin  = 256 << 10
+	maxOpenBodies = 4
+)
+
+func (r *rangeReader) ifMatch() *string {
+	if r.etag == "" {
+		return nil
+	}
+	return aws.String(`"` + r.etag + `"`)
 }
 
 // fetch GETs [off, off+n), checking the object did not change since it was opened (If-Match).
 func (r *rangeReader) fetch(off, n int64) ([]byte, error) {
 	rng := fmt.Sprintf("bytes=%d-%d", off, off+n-1)
-	var ifMatch *string
-	if r.etag != "" {
-		ifMatch = aws.String(`"` + r.etag + `"`)
-	}
 	buf, err := readBody(r.ctx, n, &r.s.read, func() (io.ReadCloser, error) {
 		r.s.requests.Add(1)
-		out, err := r.s.client.GetObject(r.ctx, &s3.GetObjectInput{Bucket: &r.s.loc.Bucket, Key: &r.key, Range: &rng, IfMatch: ifMatch})
+		out, err := r.s.client.GetObject(r.ctx, &s3.GetObjectInput{Bucket: &r.s.loc.Bucket, Key: &r.key, Range: &rng, IfMatch: r.ifMatch()})
 		if err != nil {
 			return nil, err
 		}
@@ -54,6 +83,78 @@ func (r *rangeReader) fetch(off, n int64) ([]byte, error) {
 		return nil, r.s.fail("GetObject", r.key+" ("+rng+")", err)
 	}
 	return buf, nil
+}
+
+// fetchSeq returns [off, off+n) from the open GET that has read up to off, or from a new GET of
+// [off, end) left open for the next fetch (see seqStreamMin). A body that breaks off is closed,
+// and the bytes are fetched again by fetch, with its re-requests.
+func (r *rangeReader) fetchSeq(off, n int64) ([]byte, error) {
+	if n < seqStreamMin {
+		return r.fetch(off, n)
+	}
+	ob := r.take(off)
+	if ob == nil {
+		rng := fmt.Sprintf("bytes=%d-", off)
+		r.s.requests.Add(1)
+		out, err := r.s.client.GetObject(r.ctx, &s3.GetObjectInput{Bucket: &r.s.loc.Bucket, Key: &r.key, Range: &rng, IfMatch: r.ifMatch()})
+		if err != nil {
+			return nil, r.s.fail("GetObject", r.key+" ("+rng+")", err)
+		}
+		ob = &openBody{body: out.Body, pos: off}
+	}
+	buf := make([]byte, n)
+	m, err := io.ReadFull(ob.body, buf)
+	r.s.read.Add(int64(m))
+	if err != nil {
+		ob.body.Close()
+		return r.fetch(off, n)
+	}
+	ob.pos += n
+	r.keep(ob)
+	return buf, nil
+}
+
+// take removes and returns the open GET that has read up to off, or nil.
+func (r *rangeReader) take(off int64) *openBody {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, ob := range r.streams {
+		if ob.pos == off {
+			r.streams = append(r.streams[:i], r.streams[i+1:]...)
+			return ob
+		}
+	}
+	return nil
+}
+
+// keep keeps ob open for the next fetch, unless it reached the end or the object was closed.
+func (r *rangeReader) keep(ob *openBody) {
+	r.mu.Lock()
+	if r.closed || ob.pos >= r.size {
+		r.mu.Unlock()
+		ob.body.Close()
+		return
+	}
+	var drop *openBody
+	if len(r.streams) == maxOpenBodies {
+		drop, r.streams = r.streams[0], r.streams[1:]
+	}
+	r.streams = append(r.streams, ob)
+	r.mu.Unlock()
+	if drop != nil {
+		drop.body.Close()
+	}
+}
+
+// release closes the open GETs (the object was closed).
+func (r *rangeReader) release() {
+	r.mu.Lock()
+	streams := r.streams
+	r.streams, r.closed = nil, true
+	r.mu.Unlock()
+	for _, ob := range streams {
+		ob.body.Close()
+	}
 }
 
 // s3Writer collects an object's bytes. An object smaller than one part is sent with one

@@ -378,3 +378,60 @@ func TestS3UploadFileChecksum(t *testing.T) {
 		t.Errorf("Stat after the refused upload = %v, want no such object", err)
 	}
 }
+
+// TestS3SequentialReadStreams: an object read from start to end, as a rescale or a digest reads a
+// state file, costs a handful of GETs: after the first small blocks, the rest comes from one GET
+// left open from block to block (rangeReader.fetchSeq), not one GET per block. Two readers
+// walking two regions in turn keep a GET each. The bytes are the object's.
+func TestS3SequentialReadStreams(t *testing.T) {
+	bucket := "sequential-streams"
+	s3test.Require(t).Bucket(t, bucket)
+	s, err := OpenURL(t.Context(), "s3://"+bucket+"/sp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := pattern(24 << 20)
+	if err := WriteFrom(t.Context(), s, "state", bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		starts  []int64 // one reader from each, taking turns
+		maxReqs int64
+	}{
+		// Open's HeadObject, 64 KiB and 128 KiB ranged, then one GET of the rest (ranged GETs
+		// of up to 8 MiB blocks took 11 requests in all).
+		{"one reader", []int64{0}, 4},
+		{"two readers in turn", []int64{0, 12 << 20}, 7},
+	} {
+		o, err := s.Open(t.Context(), "state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := s.Stats().Requests
+		pos := append([]int64(nil), c.starts...)
+		ends := append(append([]int64(nil), c.starts[1:]...), int64(len(data)))
+		buf := make([]byte, 64<<10)
+		for done := false; !done; {
+			done = true
+			for i := range pos {
+				if pos[i] >= ends[i] {
+					continue
+				}
+				done = false
+				n := min(int64(len(buf)), ends[i]-pos[i])
+				if _, err := o.ReadAt(buf[:n], pos[i]); err != nil {
+					t.Fatalf("%s: ReadAt(%d): %v", c.name, pos[i], err)
+				}
+				if !bytes.Equal(buf[:n], data[pos[i]:pos[i]+n]) {
+					t.Fatalf("%s: bytes at %d differ from the object's", c.name, pos[i])
+				}
+				pos[i] += n
+			}
+		}
+		o.Close()
+		if got := s.Stats().Requests - before; got > c.maxReqs {
+			t.Errorf("%s: %d requests to read %d bytes, want at most %d", c.name, got, len(data), c.maxReqs)
+		}
+	}
+}
