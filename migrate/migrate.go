@@ -227,6 +227,7 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 			return nil, fmt.Errorf("create a local staging directory: %w", err)
 		}
 		defer os.RemoveAll(stage)
+		defer markScratch(stage)()
 	} else {
 		warnLeftovers(dst, opt.Notes)
 		if stage, err = os.MkdirTemp(filepath.Dir(dst), filepath.Base(dst)+stageInfix); err != nil {

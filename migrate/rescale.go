@@ -805,10 +805,11 @@ func (p *progress) done() {
 }
 
 // finishFile makes a state file durable before its handle can reach _metadata: the buffered
-// bytes are flushed and fsynced, and the file is closed whatever happens.
+// bytes are flushed and fsynced (not in a scratch stage, see markScratch), and the file is
+// closed whatever happens.
 func finishFile(bw *bufio.Writer, f *os.File) error {
 	err := bw.Flush()
-	if err == nil {
+	if err == nil && !inScratch(f.Name()) {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

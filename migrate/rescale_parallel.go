@@ -599,7 +599,7 @@ func createOutFile(path string, h *keyed.Header, bufSize int) (*outFile, error) 
 	if err != nil {
 		return nil, err
 	}
-	of := &outFile{f: f, bw: bufio.NewWriterSize(&writebackFile{f: f}, bufSize)}
+	of := &outFile{f: f, bw: bufio.NewWriterSize(&writebackFile{f: f, scratch: inScratch(path)}, bufSize)}
 	if of.w, err = keyed.NewWriter(of.bw, h); err != nil {
 		f.Close()
 		return nil, err

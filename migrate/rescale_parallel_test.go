@@ -290,3 +290,28 @@ func TestModMax(t *testing.T) {
 		}
 	}
 }
+
+// TestScratchStage: files in a stage marked scratch (an object-store run's) skip the fsync and
+// the early writeback; a directory whose name only begins like the stage's, and the stage once
+// unmarked, do not.
+func TestScratchStage(t *testing.T) {
+	stage := filepath.Join(t.TempDir(), "statecraft-stage-1")
+	unmark := markScratch(stage)
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{filepath.Join(stage, "state"), true},
+		{filepath.Join(stage, "sub", "state"), true},
+		{stage + "0/state", false},
+		{filepath.Join(filepath.Dir(stage), "state"), false},
+	} {
+		if got := inScratch(c.path); got != c.want {
+			t.Errorf("inScratch(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	unmark()
+	if inScratch(filepath.Join(stage, "state")) {
+		t.Error("a file of the unmarked stage is still scratch")
+	}
+}
