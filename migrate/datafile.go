@@ -15,9 +15,9 @@ import (
 )
 
 // recordReader yields the records of a data file (savepoint create --data, migrate patch
-// --data) one JSON object at a time, with where (FILE:LINE) for errors; io.EOF at the end.
+// --data) one JSON object at a time, with its line number for errors; io.EOF at the end.
 type recordReader interface {
-	next() (rec []byte, where string, err error)
+	next() (rec []byte, line int, err error)
 }
 
 // eachRecord calls fn with every record of the data file name (read from r): JSONL, or CSV
@@ -32,14 +32,14 @@ func eachRecord(name string, r io.Reader, fn func(rec []byte, where string) erro
 		recs = c
 	}
 	for {
-		b, where, err := recs.next()
+		b, line, err := recs.next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if err := fn(b, where); err != nil {
+		if err := fn(b, name+":"+strconv.Itoa(line)); err != nil {
 			return err
 		}
 	}
@@ -55,7 +55,7 @@ type jsonlRecords struct {
 	eof  bool
 }
 
-func (j *jsonlRecords) next() ([]byte, string, error) {
+func (j *jsonlRecords) next() ([]byte, int, error) {
 	for !j.eof {
 		j.line++
 		b, err := j.br.ReadSlice('\n')
@@ -71,13 +71,13 @@ func (j *jsonlRecords) next() ([]byte, string, error) {
 		case errors.Is(err, io.EOF):
 			j.eof = true
 		case err != nil:
-			return nil, "", fmt.Errorf("%s: line %d: %w", j.name, j.line, err)
+			return nil, 0, fmt.Errorf("%s: line %d: %w", j.name, j.line, err)
 		}
 		if len(bytes.TrimSpace(b)) > 0 {
-			return b, j.name + ":" + strconv.Itoa(j.line), nil
+			return b, j.line, nil
 		}
 	}
-	return nil, "", io.EOF
+	return nil, 0, io.EOF
 }
 
 // csvFields are the columns a CSV data file may have: the fields `savepoint dump` prints.
@@ -133,18 +133,18 @@ func newCSVRecords(name string, r io.Reader) (*csvRecords, error) {
 	return c, nil
 }
 
-func (c *csvRecords) next() ([]byte, string, error) {
+func (c *csvRecords) next() ([]byte, int, error) {
 	row, err := c.r.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, "", io.EOF
+			return nil, 0, io.EOF
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
 			// Field counts and quoting: the reader's own message names line and column.
-			return nil, "", fmt.Errorf("%s:%d: %w", c.name, pe.StartLine, pe.Err)
+			return nil, 0, fmt.Errorf("%s:%d: %w", c.name, pe.StartLine, pe.Err)
 		}
-		return nil, "", fmt.Errorf("%s: %w", c.name, err)
+		return nil, 0, fmt.Errorf("%s: %w", c.name, err)
 	}
 	line, _ := c.r.FieldPos(0)
 	where := c.name + ":" + strconv.Itoa(line)
@@ -161,7 +161,7 @@ func (c *csvRecords) next() ([]byte, string, error) {
 		if csvFields[c.cols[i]] || !json.Valid([]byte(cell)) {
 			q, err := json.Marshal(cell)
 			if err != nil {
-				return nil, "", fmt.Errorf("%s: %s: %w", where, c.cols[i], err)
+				return nil, 0, fmt.Errorf("%s: %s: %w", where, c.cols[i], err)
 			}
 			c.rec = append(c.rec, q...)
 			continue
@@ -169,5 +169,5 @@ func (c *csvRecords) next() ([]byte, string, error) {
 		c.rec = append(c.rec, cell...)
 	}
 	c.rec = append(c.rec, '}')
-	return c.rec, where, nil
+	return c.rec, line, nil
 }

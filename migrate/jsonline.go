@@ -220,41 +220,13 @@ func (p *fastJSON) rawString() ([]byte, bool) {
 	return nil, false
 }
 
-// number reads a number of JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// number reads a number of JSON's grammar (numberEnd).
 func (p *fastJSON) number() (any, bool) {
-	b, i := p.b, p.i
-	digits := func() bool {
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case !digits():
+	end, ok := numberEnd(p.b, p.i)
+	if !ok {
 		return nil, false
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
-			return nil, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return nil, false
-		}
-	}
-	n := json.Number(b[p.i:i])
-	p.i = i
+	n := json.Number(p.b[p.i:end])
+	p.i = end
 	return n, true
 }

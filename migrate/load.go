@@ -1,18 +1,14 @@
 package migrate
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
 	"github.com/statecraft/statecraft/statecore/metadata"
-	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
 // Load replaces the keyed state of every keyed operator of the source with the entries of a
@@ -95,12 +91,7 @@ func (l *Load) apply(s *session) (*StepReport, error) {
 	for _, lo := range ops {
 		sp.parts += len(lo.parts)
 	}
-	var in serializer.Input
-	dec := newLineDecoder()
-	err = eachRecord(l.Data, f, func(b []byte, where string) error {
-		return loadRecord(ops, labels, b, where, dec, &in, sp, !dry)
-	})
-	if err != nil {
+	if err := readData(l.Data, f, ops, labels, sp, !dry); err != nil {
 		return nil, err
 	}
 	native := false
@@ -179,75 +170,6 @@ func (s *session) newLoadOp(op *metadata.OperatorState) (*loadOp, error) {
 		lo.counts[m.Name], lo.sums[m.Name] = 0, &Sum{}
 	}
 	return lo, nil
-}
-
-// loadRecord encodes one line of data and, with keep, appends it to its operator's partition.
-func loadRecord(ops map[string]*loadOp, labels []string, line []byte, where string, dec *lineDecoder, in *serializer.Input, sp *loadSpill, keep bool) error {
-	rec, err := dec.decode(line)
-	if err != nil {
-		return fmt.Errorf("%s: not a JSON object: %w", where, err)
-	}
-	label, _ := rec["operator"].(string)
-	lo := ops[strings.ToLower(label)]
-	if lo == nil {
-		lo = ops[label]
-	}
-	if lo == nil {
-		return fmt.Errorf("%s: operator %q: no such operator in the source savepoint (it has %s); every record names its operator as `savepoint dump` without --operator prints it",
-			where, label, strings.Join(labels, ", "))
-	}
-	if mode, ok := rec["mode"].(string); ok && mode != "" {
-		if mode == "coordinator" {
-			// an operator's coordinator state (a source's enumerator, as dump shows it): carried
-			// over with the operator like its operator state, never loaded from the data
-			return nil
-		}
-		// The record is kept: the decoder's map is reused by the next line (its nested values
-		// are not).
-		lo.opRecs = append(lo.opRecs, opRecord{rec: maps.Clone(rec), where: where})
-		return nil
-	}
-	if lo.header == nil {
-		return fmt.Errorf("%s: operator %s has no keyed state in the source savepoint", where, label)
-	}
-	e, err := lo.enc.Encode(rec, where)
-	if err != nil {
-		return err
-	}
-	var kg int32
-	if lo.hasher != nil {
-		in.Reset(e.Rest)
-		in.Pos = e.KeyAt
-		h, err := lo.hasher.hash(in)
-		if err != nil {
-			return fmt.Errorf("%s: key: %w", where, err)
-		}
-		kg = modMax(keygroup.MurmurHash(h), lo.maxPar)
-	} else {
-		// A key whose hashCode is user code (a POJO): the data's keyGroup is taken as it is.
-		g, err := int64Of(rec["keyGroup"])
-		if err != nil || g < 0 || g >= int64(lo.maxPar) {
-			return fmt.Errorf("%s: keyGroup: want the key group (0..%d) of the key, as dump prints it: %v", where, lo.maxPar-1, lo.hashErr)
-		}
-		kg = int32(g)
-	}
-	name := lo.header.States[e.StateID].Name
-	lo.counts[name]++
-	if !keep {
-		return nil
-	}
-	b := lo.scratch[:0]
-	b = appendSpillHead(b, int(kg), e.StateID, lo.prefix+len(e.Rest))
-	k := len(b)
-	b = appendKeyGroupPrefix(b, kg, lo.prefix)
-	b = append(b, e.Rest...)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(e.Value)))
-	b = append(b, e.Value...)
-	lo.scratch = b
-	key := b[k : k+lo.prefix+len(e.Rest)]
-	lo.sums[name].add(entryHash(key, lo.prefix, b[len(b)-len(e.Value):]))
-	lo.kgBytes[kg] += int64(len(b)) + entryOverhead
-	return sp.put(lo, &lo.parts[int(kg)*len(lo.parts)/int(lo.maxPar)], b)
 }
 
 func int64Of(v any) (int64, error) {

@@ -22,6 +22,7 @@ type RecordEncoder struct {
 	states map[string]*stateEncoder
 	names  []string
 	key    serializer.Encoder
+	rawKey serializer.RawEncoder // EncodeRaw's
 	keyErr error
 	buf    []byte
 }
@@ -32,6 +33,7 @@ type stateEncoder struct {
 	ttl       bool
 	ambiguous bool
 	ns, uk, v serializer.Encoder
+	raw       rawEncoders
 	err       error // the state's types cannot be written; reported at its first record
 }
 
@@ -50,6 +52,7 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 	d := NewDecoder(h, "", 128)
 	e := &RecordEncoder{states: map[string]*stateEncoder{}}
 	e.key, e.keyErr = serializer.NewEncoder(h.KeySerializer)
+	e.rawKey = serializer.NewRawEncoder(h.KeySerializer)
 	for _, sd := range d.States {
 		se := &stateEncoder{id: sd.ID, kind: sd.Kind, ttl: sd.TTL, ambiguous: sd.ambiguous}
 		e.names = append(e.names, sd.Meta.Name)
@@ -69,6 +72,7 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 		if se.ns, se.err = serializer.NewEncoder(m.Serializer(SerNamespace)); se.err != nil {
 			continue
 		}
+		se.raw.ns = serializer.NewRawEncoder(m.Serializer(SerNamespace))
 		uk, vs, isMap, _ := m.EntrySerializers()
 		if sd.Kind == "map" {
 			if !isMap {
@@ -78,12 +82,14 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 			if se.uk, se.err = serializer.NewEncoder(uk); se.err != nil {
 				continue
 			}
+			se.raw.uk = serializer.NewRawEncoder(uk)
 		}
 		if vs == nil {
 			se.err = fmt.Errorf("state %q: no value serializer", m.Name)
 			continue
 		}
 		se.v, se.err = serializer.NewEncoder(vs)
+		se.raw.v = serializer.NewRawEncoder(vs)
 	}
 	return e
 }

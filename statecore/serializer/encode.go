@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -188,9 +189,12 @@ func structEncoder(names []string, fs []Encoder, pojo bool) Encoder {
 		if err != nil {
 			return nil, err
 		}
-		for k := range m {
-			if !slices.Contains(names, k) {
-				return nil, fmt.Errorf("%s: unknown field %q (the type has %v)", path, k, names)
+		if !allIn(m, names) {
+			// the first unknown field by name, so that the message is the same every time
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				if !slices.Contains(names, k) {
+					return nil, fmt.Errorf("%s: unknown field %q (the type has %v)", path, k, names)
+				}
 			}
 		}
 		if pojo {
@@ -214,6 +218,16 @@ func structEncoder(names []string, fs []Encoder, pojo bool) Encoder {
 		}
 		return b, nil
 	}
+}
+
+// allIn says every field of m is one of names.
+func allIn(m map[string]any, names []string) bool {
+	for k := range m {
+		if !slices.Contains(names, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // rowEncoder writes RowSerializer rows (layout at rowCodec): the mask, then non-null fields.

@@ -1,0 +1,423 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/keygroup"
+	"github.com/statecraft/statecraft/statecore/serializer"
+)
+
+// The reading half of a load (see Load): a JSONL data file is read in blocks of whole lines,
+// each block encoded by one of the workers (one per core), and the blocks' records are put into
+// their partitions in the order of the file, so the output is the same whatever the workers'
+// timing:
+//
+//	file --blocks of lines--> worker 1 \   encoded spill records,
+//	                          worker 2  >  per block, in file order --> loadSpill.put
+//	                          ...      /
+//
+// A worker takes a line of basic types (Integer, Long, String ... keys, values and map keys,
+// see serializer.NewRawEncoder) by its tokens (scanFlat, RecordEncoder.EncodeRaw): no map, no
+// message and no allocation. Every other line, and every line with a mistake, is decoded
+// (lineDecoder) and encoded by RecordEncoder.Encode, whose errors name file, line and field.
+// Each worker counts and sums its records; the counts and sums are added up at the end (a Sum
+// is a count and a wrapping sum of hashes, so the order does not matter).
+
+// loadBlock is the size of the blocks of lines a worker encodes at once.
+const loadBlock = 2 << 20
+
+// loadWorker encodes lines of a data file.
+type loadWorker struct {
+	name   string // the data file, for errors
+	ops    map[string]*loadOp
+	labels []string
+	keep   bool
+	dec    *lineDecoder
+	in     serializer.Input
+	per    map[*loadOp]*workerOp
+	byTok  map[string]*loadOp // operator tokens seen, with their operator (nil: none)
+	raw    rawLine
+}
+
+// workerOp is what a worker has of one keyed operator: its own encoder and hasher (they keep
+// scratch buffers), and its counts and sums by state id.
+type workerOp struct {
+	enc     *keyed.RecordEncoder
+	hasher  *keyHasher
+	counts  []int
+	sums    []Sum
+	kgBytes []int64
+}
+
+// loadBatch is a block of lines and what a worker made of it.
+type loadBatch struct {
+	data   []byte // whole lines
+	first  int    // line number of data's first line
+	out    []byte // spill records
+	recs   []batchRec
+	opRecs []batchOpRec
+	err    error
+	done   chan struct{}
+}
+
+type batchRec struct {
+	lo   *loadOp
+	part int32
+	end  int32 // end of the record in out
+}
+
+type batchOpRec struct {
+	lo *loadOp
+	r  opRecord
+}
+
+func newLoadWorker(name string, ops map[string]*loadOp, labels []string, keep bool) *loadWorker {
+	w := &loadWorker{name: name, ops: ops, labels: labels, keep: keep, dec: newLineDecoder(),
+		per: map[*loadOp]*workerOp{}, byTok: map[string]*loadOp{}}
+	for _, lo := range ops {
+		if lo.header == nil || w.per[lo] != nil {
+			continue
+		}
+		wo := &workerOp{enc: keyed.NewRecordEncoder(lo.header), counts: make([]int, len(lo.header.States)),
+			sums: make([]Sum, len(lo.header.States)), kgBytes: make([]int64, len(lo.kgBytes))}
+		if lo.hasher != nil {
+			wo.hasher, _ = newKeyHasher(lo.header.KeySerializer)
+		}
+		w.per[lo] = wo
+	}
+	return w
+}
+
+// readData encodes every record of the data file name (read from r) and puts it into its
+// operator's partition (with keep), in the file's order; the counts, sums and key-group sizes
+// go to the operators.
+func readData(name string, r io.Reader, ops map[string]*loadOp, labels []string, sp *loadSpill, keep bool) error {
+	var ws []*loadWorker
+	var err error
+	if strings.EqualFold(filepath.Ext(name), ".csv") {
+		w := newLoadWorker(name, ops, labels, keep)
+		ws = append(ws, w)
+		err = w.readCSV(r, sp)
+	} else {
+		for range max(1, runtime.GOMAXPROCS(0)) {
+			ws = append(ws, newLoadWorker(name, ops, labels, keep))
+		}
+		err = readJSONL(name, r, ws, sp)
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		w.addUp()
+	}
+	return nil
+}
+
+// addUp adds the worker's counts, sums and key-group sizes to its operators'.
+func (w *loadWorker) addUp() {
+	for lo, wo := range w.per {
+		for id, n := range wo.counts {
+			st := lo.header.States[id].Name
+			lo.counts[st] += n
+			s := lo.sums[st]
+			s.Count += wo.sums[id].Count
+			s.Hash += wo.sums[id].Hash
+		}
+		for kg, n := range wo.kgBytes {
+			lo.kgBytes[kg] += n
+		}
+	}
+}
+
+// readCSV encodes a CSV file's rows one by one (csvRecords turns each into its JSON line).
+func (w *loadWorker) readCSV(r io.Reader, sp *loadSpill) error {
+	c, err := newCSVRecords(w.name, r)
+	if err != nil {
+		return err
+	}
+	bt := &loadBatch{}
+	for {
+		rec, line, err := c.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		bt.reset()
+		bt.err = w.record(bt, rec, line)
+		if err := bt.apply(sp); err != nil {
+			return err
+		}
+	}
+}
+
+// readJSONL reads a JSONL file in blocks of lines, encodes them on the workers and puts their
+// records in order.
+func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error {
+	n := 2*len(ws) + 2 // blocks in flight
+	free := make(chan *loadBatch, n)
+	for range n {
+		free <- &loadBatch{}
+	}
+	work, order := make(chan *loadBatch, n), make(chan *loadBatch, n)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for bt := range work {
+				select {
+				case <-quit:
+				default:
+					w.batch(bt)
+				}
+				close(bt.done)
+			}
+		}()
+	}
+	var readErr error
+	go func() {
+		defer close(order)
+		defer close(work)
+		line, eof := 1, false
+		var carry []byte
+		for !eof {
+			var bt *loadBatch
+			select {
+			case bt = <-free:
+			case <-quit:
+				return
+			}
+			bt.reset()
+			data := append(bt.data[:0], carry...)
+			data = slices.Grow(data, max(0, loadBlock-len(data)))
+			cut := 0
+			for {
+				for !eof && len(data) < cap(data) {
+					k, err := r.Read(data[len(data):cap(data)])
+					data = data[:len(data)+k]
+					switch {
+					case errors.Is(err, io.EOF):
+						eof = true
+					case err != nil:
+						readErr = fmt.Errorf("%s: line %d: %w", name, line+bytes.Count(data, []byte{'\n'}), err)
+						return
+					}
+				}
+				if eof {
+					cut = len(data)
+					break
+				}
+				if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+					cut = i + 1
+					break
+				}
+				data = slices.Grow(data, cap(data)) // a line longer than the block
+			}
+			carry = append(carry[:0], data[cut:]...)
+			bt.data, bt.first = data[:cut], line
+			line += bytes.Count(bt.data, []byte{'\n'})
+			if len(bt.data) == 0 {
+				break
+			}
+			order <- bt
+			work <- bt
+		}
+	}()
+	var err error
+	for bt := range order {
+		<-bt.done
+		if err == nil {
+			if err = bt.apply(sp); err != nil {
+				close(quit)
+			}
+		}
+		free <- bt
+	}
+	wg.Wait()
+	if err == nil {
+		err = readErr
+	}
+	return err
+}
+
+func (bt *loadBatch) reset() {
+	bt.out, bt.recs, bt.opRecs, bt.err = bt.out[:0], bt.recs[:0], bt.opRecs[:0], nil
+	bt.done = make(chan struct{})
+}
+
+// batch encodes the lines of bt (blank lines skipped, as jsonlRecords does), stopping at the
+// first error.
+func (w *loadWorker) batch(bt *loadBatch) {
+	data, n := bt.data, bt.first
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i+1], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			if bt.err = w.record(bt, line, n); bt.err != nil {
+				return
+			}
+		}
+		n++
+	}
+}
+
+// apply puts bt's records into their partitions and its operator-state records into their
+// operators, in order, and returns bt's error.
+func (bt *loadBatch) apply(sp *loadSpill) error {
+	start := int32(0)
+	for _, r := range bt.recs {
+		if err := sp.put(r.lo, &r.lo.parts[r.part], bt.out[start:r.end]); err != nil {
+			return err
+		}
+		start = r.end
+	}
+	for _, o := range bt.opRecs {
+		o.lo.opRecs = append(o.lo.opRecs, o.r)
+	}
+	return bt.err
+}
+
+// record encodes line number n: by its tokens when it can, else decoded.
+func (w *loadWorker) record(bt *loadBatch, line []byte, n int) error {
+	if scanFlat(line, &w.raw) && w.fast(bt) {
+		return nil
+	}
+	return w.decoded(bt, line, w.name+":"+strconv.Itoa(n))
+}
+
+// fast encodes the scanned line when it is a keyed record of basic types without a mistake.
+func (w *loadWorker) fast(bt *loadBatch) bool {
+	r := &w.raw
+	if r.mode != nil || len(r.operator) < 2 || r.operator[0] != '"' {
+		return false
+	}
+	lo, seen := w.byTok[string(r.operator)]
+	if !seen {
+		label := string(r.operator[1 : len(r.operator)-1])
+		if lo = w.ops[strings.ToLower(label)]; lo == nil {
+			lo = w.ops[label]
+		}
+		if len(w.byTok) < 1024 {
+			w.byTok[string(r.operator)] = lo
+		}
+	}
+	if lo == nil || lo.header == nil {
+		return false
+	}
+	wo := w.per[lo]
+	if wo.hasher == nil {
+		return false
+	}
+	e, ok := wo.enc.EncodeRaw(&r.rec)
+	if !ok {
+		return false
+	}
+	kg, err := w.keyGroup(lo, wo, e)
+	if err != nil {
+		return false
+	}
+	w.put(bt, lo, wo, e, kg)
+	return true
+}
+
+// decoded encodes a line decoded into a map (where: FILE:LINE for errors).
+func (w *loadWorker) decoded(bt *loadBatch, line []byte, where string) error {
+	rec, err := w.dec.decode(line)
+	if err != nil {
+		return fmt.Errorf("%s: not a JSON object: %w", where, err)
+	}
+	label, _ := rec["operator"].(string)
+	lo := w.ops[strings.ToLower(label)]
+	if lo == nil {
+		lo = w.ops[label]
+	}
+	if lo == nil {
+		return fmt.Errorf("%s: operator %q: no such operator in the source savepoint (it has %s); every record names its operator as `savepoint dump` without --operator prints it",
+			where, label, strings.Join(w.labels, ", "))
+	}
+	if mode, ok := rec["mode"].(string); ok && mode != "" {
+		if mode == "coordinator" {
+			// an operator's coordinator state (a source's enumerator, as dump shows it): carried
+			// over with the operator like its operator state, never loaded from the data
+			return nil
+		}
+		// The record is kept: the decoder's map is reused by the next line (its nested values
+		// are not).
+		bt.opRecs = append(bt.opRecs, batchOpRec{lo: lo, r: opRecord{rec: maps.Clone(rec), where: where}})
+		return nil
+	}
+	if lo.header == nil {
+		return fmt.Errorf("%s: operator %s has no keyed state in the source savepoint", where, label)
+	}
+	wo := w.per[lo]
+	e, err := wo.enc.Encode(rec, where)
+	if err != nil {
+		return err
+	}
+	var kg int32
+	if wo.hasher != nil {
+		if kg, err = w.keyGroup(lo, wo, e); err != nil {
+			return fmt.Errorf("%s: key: %w", where, err)
+		}
+	} else {
+		// A key whose hashCode is user code (a POJO): the data's keyGroup is taken as it is.
+		g, err := int64Of(rec["keyGroup"])
+		if err != nil || g < 0 || g >= int64(lo.maxPar) {
+			return fmt.Errorf("%s: keyGroup: want the key group (0..%d) of the key, as dump prints it: %v", where, lo.maxPar-1, lo.hashErr)
+		}
+		kg = int32(g)
+	}
+	w.put(bt, lo, wo, e, kg)
+	return nil
+}
+
+// keyGroup is the key group of the encoded entry's key (by its Java hashCode).
+func (w *loadWorker) keyGroup(lo *loadOp, wo *workerOp, e keyed.Encoded) (int32, error) {
+	w.in.Reset(e.Rest)
+	w.in.Pos = e.KeyAt
+	h, err := wo.hasher.hash(&w.in)
+	if err != nil {
+		return 0, err
+	}
+	return modMax(keygroup.MurmurHash(h), lo.maxPar), nil
+}
+
+// put counts the entry and, with keep, appends its spill record to bt (sums and key-group
+// sizes counted).
+func (w *loadWorker) put(bt *loadBatch, lo *loadOp, wo *workerOp, e keyed.Encoded, kg int32) {
+	wo.counts[e.StateID]++
+	if !w.keep {
+		return
+	}
+	start := len(bt.out)
+	b := appendSpillHead(bt.out, int(kg), e.StateID, lo.prefix+len(e.Rest))
+	k := len(b)
+	b = appendKeyGroupPrefix(b, kg, lo.prefix)
+	b = append(b, e.Rest...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(e.Value)))
+	b = append(b, e.Value...)
+	bt.out = b
+	key := b[k : k+lo.prefix+len(e.Rest)]
+	wo.sums[e.StateID].add(entryHash(key, lo.prefix, b[len(b)-len(e.Value):]))
+	wo.kgBytes[kg] += int64(len(b)-start) + entryOverhead
+	bt.recs = append(bt.recs, batchRec{lo: lo, part: int32(int(kg) * len(lo.parts) / int(lo.maxPar)), end: int32(len(b))})
+}
