@@ -53,6 +53,8 @@ func TestTypeSavepointsRead(t *testing.T) {
 		sp.Close()
 	}
 	view := "RAW('org.apache.flink.table.api.dataview.MapView', NullSerializer)"
+	listView := "RAW('org.apache.flink.table.api.dataview.ListView', NullSerializer)"
+	agg := "org.apache.flink.table.runtime.functions.aggregate."
 	for state, want := range map[string]string{
 		"group-count-distinct/accState":                 "Row<BIGINT, INT, " + view + ">",
 		"group-count-distinct/distinctAcc_0":            "Map<External<Long>, External<Long>>",
@@ -61,6 +63,23 @@ func TestTypeSavepointsRead(t *testing.T) {
 		"window-sum-distinct/distinctAcc_0":             "Map<External<Integer>, External<Long>>",
 		"dedup-then-aggregate/accState":                 "Row<BIGINT, INT, BIGINT>",
 		"over-range/accState":                           "Row<BIGINT, INT, BIGINT>",
+		// Built-in aggregates (plan/aggfuncs.go): AVG's sums, MIN's STRING over a VARCHAR(5),
+		// FIRST_VALUE's and LAST_VALUE's named rows, LISTAGG's two strings.
+		"group-builtins/accState": "Row<BIGINT, INT, BIGINT, BIGINT, BIGINT, BIGINT, DOUBLE, BIGINT, DECIMAL(38, 2), BIGINT, VARCHAR(2147483647), INT, " +
+			"ROW<`firstValue` INT, `firstOrder` BIGINT>, ROW<`lastValue` INT, `lastOrder` BIGINT>, VARCHAR(2147483647), VARCHAR(2147483647)>",
+		// Over retractions: structured accumulators and their views' states.
+		"retract-builtins/accState": "Row<BIGINT, INT, BIGINT, BIGINT, BIGINT, " +
+			"STRUCTURED<'" + agg + "MinWithRetractAggFunction$MinWithRetractAccumulator', `min` INT, `mapSize` BIGINT, `map` " + view + ">, " +
+			"STRUCTURED<'" + agg + "MaxWithRetractAggFunction$MaxWithRetractAccumulator', `max` INT, `mapSize` BIGINT, `map` " + view + ">, " +
+			"STRUCTURED<'" + agg + "FirstValueWithRetractAggFunction$FirstValueWithRetractAccumulator', `firstValue` INT, `firstOrder` BIGINT, `valueToOrderMap` " + view + ", `orderToValueMap` " + view + ">, " +
+			"STRUCTURED<'" + agg + "LastValueWithRetractAggFunction$LastValueWithRetractAccumulator', `lastValue` INT, `lastOrder` BIGINT, `valueToOrderMap` " + view + ", `orderToValueMap` " + view + ">, " +
+			"STRUCTURED<'" + agg + "ListAggWithRetractAggFunction$ListAggWithRetractAccumulator', `list` " + listView + ", `retractList` " + listView + ">>",
+		"retract-builtins/agg3$map":             "Map<External<Integer>, External<Long>>",
+		"retract-builtins/agg5$valueToOrderMap": "Map<External<Integer>, External<ArrayData<BIGINT>>>",
+		"retract-builtins/agg5$orderToValueMap": "Map<External<Long>, External<ArrayData<INT NOT NULL>>>",
+		"retract-builtins/agg7$retractList":     "List<External<StringData>>",
+		"group-split-distinct/distinctAcc_0":    "Map<External<Long>, External<Long>>",
+		"retract-two-phase/accState":            "Row<BIGINT, INT, BIGINT>",
 	} {
 		if seen[state] != want {
 			t.Errorf("%s: savepoint holds %q, want %q", state, seen[state], want)
@@ -102,6 +121,51 @@ func TestExternalSnapshotHostile(t *testing.T) {
 	for n := 0; n < len(raw); n++ {
 		if _, err := read(raw[:n]); err == nil {
 			t.Errorf("snapshot cut at %d of %d bytes reads without an error", n, len(raw))
+		}
+	}
+}
+
+// TestNestedLogicalTypeHostile: the ROW and STRUCTURED accumulator types Flink 2.3.0 wrote (a
+// FIRST_VALUE's row, a MIN with retraction's structured type, LISTAGG's with its List.of
+// attributes), cut at every length and with every byte flipped, never panic, and a cut one
+// never renders.
+func TestNestedLogicalTypeHostile(t *testing.T) {
+	for _, c := range []struct {
+		base  string
+		field int
+		want  string
+	}{
+		{"group-builtins", 12, "ROW<`firstValue` INT, `firstOrder` BIGINT>"},
+		{"retract-builtins", 5, "STRUCTURED<'org.apache.flink.table.runtime.functions.aggregate.MinWithRetractAggFunction$MinWithRetractAccumulator', " +
+			"`min` INT, `mapSize` BIGINT, `map` RAW('org.apache.flink.table.api.dataview.MapView', NullSerializer)>"},
+		{"retract-builtins", 9, "STRUCTURED<'org.apache.flink.table.runtime.functions.aggregate.ListAggWithRetractAggFunction$ListAggWithRetractAccumulator', " +
+			"`list` RAW('org.apache.flink.table.api.dataview.ListView', NullSerializer), `retractList` RAW('org.apache.flink.table.api.dataview.ListView', NullSerializer)>"},
+	} {
+		sp, err := savepoint.Open(testdata("upgrades", "types-savepoints", c.base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stream []byte
+		for _, o := range Operators(sp) {
+			if m := o.metas["accState"]; m != nil {
+				if lt := serializer.UnwrapTTL(m.Serializer(keyed.SerValue)).LogicalTypes; len(lt) > c.field {
+					stream = lt[c.field]
+				}
+			}
+		}
+		sp.Close()
+		if got, ok := serializer.LogicalTypeSQL(stream); !ok || got != c.want {
+			t.Fatalf("%s field %d renders as %q, %v; want %s", c.base, c.field, got, ok, c.want)
+		}
+		for n := 0; n < len(stream); n++ {
+			if got, ok := serializer.LogicalTypeSQL(stream[:n]); ok {
+				t.Errorf("%s field %d cut at %d of %d bytes renders as %q", c.base, c.field, n, len(stream), got)
+			}
+		}
+		for i := range stream {
+			b := append([]byte(nil), stream...)
+			b[i] ^= 0xFF
+			serializer.LogicalTypeSQL(b) // must not panic; a flipped byte may still render
 		}
 	}
 }

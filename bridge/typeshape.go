@@ -67,6 +67,16 @@ func walkShape(path string, s *serializer.Snapshot, want plan.ValueType) (incomp
 		return "", ""
 	}
 	got := serializer.JavaType(s)
+	if strings.HasPrefix(want.Kind, "ArrayData<") {
+		e, ok := serializer.ArrayElementSQL(s)
+		switch {
+		case !ok && got == "ArrayDataSerializer":
+			return "", at() + ": statecraft does not render the savepoint's array element type"
+		case !ok || "ArrayData<"+e+">" != want.Kind:
+			return fmt.Sprintf("%s is %s in the savepoint, %s in the plan", at(), snapshotShape(s), want.Kind), ""
+		}
+		return "", ""
+	}
 	if len(want.Elems) == 0 {
 		if got != want.Kind {
 			return fmt.Sprintf("%s is %s in the savepoint, %s in the plan", at(), got, want.Kind), ""
@@ -115,6 +125,9 @@ func snapshotShape(s *serializer.Snapshot) string {
 	if s.Kind == serializer.KindRowData {
 		types, known := s.RowFieldTypes()
 		return "Row<" + strings.Join(shown(types, known), ", ") + ">"
+	}
+	if e, ok := serializer.ArrayElementSQL(s); ok {
+		return "ArrayData<" + e + ">"
 	}
 	got := serializer.JavaType(s)
 	i := strings.IndexByte(got, '<')

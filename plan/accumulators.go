@@ -13,21 +13,16 @@ import (
 //
 //	SELECT k, COUNT(DISTINCT v), SUM(v), MAX(w) ... over an updating input (needRetraction):
 //
-//	accState  Row< BIGINT,        INT, BIGINT,     <MAX: not derived>  BIGINT,   RAW(MapView) >
-//	               COUNT(v)       SUM with retract                     count(*)  DISTINCT v
-//	               (DISTINCT      (sum, count)                         inserted
-//	               removed)
+//	accState  Row< BIGINT,     INT, BIGINT,   STRUCTURED<...MaxWithRetract...>, BIGINT,   RAW(MapView) >
+//	               COUNT(v)    SUM with       MAX with retraction               count(*)  DISTINCT v
+//	               (DISTINCT   retraction     (its values in state agg2$map)    inserted
+//	               removed)    (sum, count)
 //	distinctAcc_0  Map<External<v's internal type>, External<Long>>  (each distinct value, how
 //	               often it was seen), distinctAcc_0_null_state External<Long>  (the NULL value's)
 //
-// Per call (declarative built-ins: their buffer attributes, nullable):
-//
-//	COUNT, COUNT(*)            BIGINT
-//	SUM, $SUM0, MIN, MAX       the call's type            (no retraction)
-//	SUM with retraction        the call's type, BIGINT    (SumWithRetractAggFunction: sum, count)
-//	$SUM0 with retraction      the call's type
-//	MIN/MAX with retraction    one field (MaxWithRetractAccumulator, a structured type with a
-//	                           map view in state agg<i>$map): its type is not derived
+// Each call's fields and data view states are in aggfuncs.go (callAccumulator). A two-phase
+// aggregate's global half lays its accumulators out the same way over the local half's input
+// row (localAggInputRowType), with the count(*) inserted over retractions as above.
 //
 // A COUNT(*) (no argument, no filter, not DISTINCT) is appended when the aggregate needs an input
 // count (it consumes retractions; a hopping window always) and the calls have none. A DISTINCT
@@ -63,29 +58,22 @@ func (n *Node) aggregateStates(vals map[string]ValueType, accName, callsPath str
 		if c.Get("approximate").Bool() {
 			return fmt.Sprintf("%s.%d is an approximate aggregate: statecraft does not derive its accumulator", callsPath, i)
 		}
-		switch fn {
-		case "$COUNT$1":
-			acc = append(acc, "BIGINT")
-			if len(argList) == 0 && !distinct && c.Get("filterArg").Int() < 0 {
-				hasCountStar = true
-			}
-		case "$SUM$1":
-			acc = append(acc, typ)
-			if r {
-				acc = append(acc, "BIGINT")
-			}
-		case "$$SUM0$1", "$SUM0$1":
-			acc = append(acc, typ)
-		case "$MIN$1", "$MAX$1":
-			// Over retractions an imperative function: one field of a structured type
-			// statecraft does not render (""), so the row's arity is still compared.
-			if r {
-				typ = ""
-			}
-			acc = append(acc, typ)
-		default:
-			return fmt.Sprintf("%s.%d is %s: statecraft derives accumulators only for COUNT, SUM, $SUM0, MIN and MAX", callsPath, i, fn)
+		if fn == "$COUNT$1" && len(argList) == 0 && !distinct && c.Get("filterArg").Int() < 0 {
+			hasCountStar = true
 		}
+		var argTypes []string
+		for _, a := range argList {
+			if k := int(a.Int()); k >= 0 && k < len(args) {
+				argTypes = append(argTypes, args[k].Type)
+			} else {
+				argTypes = append(argTypes, "")
+			}
+		}
+		fields, why := callAccumulator(i, fn, argTypes, typ, r, vals)
+		if why != "" {
+			return fmt.Sprintf("%s.%d: %s", callsPath, i, why)
+		}
+		acc = append(acc, fields...)
 		if !distinct || len(argList) == 0 {
 			continue
 		}
@@ -166,9 +154,6 @@ func (n *Node) aggregateNodeStates(vals map[string]ValueType) string {
 		// The global half's calls index the local half's input row.
 		if args, why = localAggInputColumns(n); why != "" {
 			return why
-		}
-		if needRetraction {
-			return "a two-phase aggregate over retractions: statecraft does not derive where its count(*) sits"
 		}
 	} else if args, why = n.inputColumns(0); why != "" {
 		return why

@@ -466,6 +466,10 @@ func judge(d *NodeDiff) {
 	}
 	var cosmetic []string
 	var ttlChanges []FieldChange // judged together, so the reason names every changed state
+	widened := ""
+	if stateful && d.oldNode != nil && d.newNode != nil {
+		widened = widenedArguments(d.oldNode, d.newNode, d.Changes)
+	}
 	for _, c := range d.Changes {
 		switch c.Kind {
 		case "ttl":
@@ -497,6 +501,10 @@ func judge(d *NodeDiff) {
 			case c.Old != "" || c.New != "":
 				what += fmt.Sprintf(" %s -> %s", ShortText(c.Old, 40), ShortText(c.New, 40))
 			}
+			if widened != "" {
+				raise(Compatible, widened+": "+what)
+				continue
+			}
 			if why := namesOnly(c); why != "" {
 				raise(Compatible, why+": "+what)
 				continue
@@ -521,6 +529,9 @@ func judge(d *NodeDiff) {
 	}
 	if stateful && d.State != stateSource && d.oldNode != nil && d.newNode != nil {
 		if why := keyMeaningChanged(d.oldNode, d.newNode); why != "" {
+			raise(Incompatible, why)
+		}
+		if why := stateTypesChanged(d.oldNode, d.newNode); why != "" {
 			raise(Incompatible, why)
 		}
 	}

@@ -50,7 +50,16 @@ func LogicalTypeSQL(stream []byte) (sql string, ok bool) {
 	return renderLogicalType(o)
 }
 
-func renderLogicalType(o *jsObject) (string, bool) {
+// maxTypeNesting bounds how deep ROW and STRUCTURED types nest: a hostile stream can make an
+// object its own field through a back reference.
+const maxTypeNesting = 16
+
+func renderLogicalType(o *jsObject) (string, bool) { return renderNested(o, 0) }
+
+func renderNested(o *jsObject, depth int) (string, bool) {
+	if depth > maxTypeNesting {
+		return "", false
+	}
 	name, found := strings.CutPrefix(o.class, logicalPkg)
 	nullable, okN := o.fields["isNullable"].(bool)
 	if !found || !okN {
@@ -107,6 +116,18 @@ func renderLogicalType(o *jsObject) (string, bool) {
 				return "", false
 			}
 			t = fmt.Sprintf("RAW('%s', NullSerializer)", clazz.name)
+		case "RowType":
+			fields, ok := jsList(o.fields["fields"])
+			if !ok {
+				return "", false
+			}
+			if t, ok = renderFields("ROW", "", fields, depth); !ok {
+				return "", false
+			}
+		case "StructuredType":
+			if t, ok = renderStructured(o, depth); !ok {
+				return "", false
+			}
 		default:
 			return "", false
 		}
@@ -185,4 +206,90 @@ func SortedMapComparator(s *Snapshot) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("positions %s types %s ascending %s nullsLast %s", pos, types, orders, nulls), true
+}
+
+// renderFields renders the fields (RowType.RowField or StructuredType.StructuredAttribute
+// objects: name, type, description) of a ROW or STRUCTURED type: ROW<`a` INT, `b` BIGINT>, or
+// STRUCTURED<'class', `a` INT> with the class. A field's name takes part in Flink's equals, so
+// it is rendered; a field with a description is not rendered (ok false).
+func renderFields(kind, class string, fields []any, depth int) (string, bool) {
+	parts := []string{}
+	if class != "" {
+		parts = append(parts, "'"+class+"'")
+	}
+	for _, f := range fields {
+		fo, ok := f.(*jsObject)
+		if !ok || fo.fields["description"] != nil {
+			return "", false
+		}
+		name, ok1 := fo.fields["name"].(string)
+		lt, ok2 := fo.fields["type"].(*jsObject)
+		if !ok1 || !ok2 {
+			return "", false
+		}
+		ft, ok := renderNested(lt, depth+1)
+		if !ok {
+			return "", false
+		}
+		parts = append(parts, "`"+name+"` "+ft)
+	}
+	return kind + "<" + strings.Join(parts, ", ") + ">", true
+}
+
+// renderStructured renders a StructuredType the way plan.StructuredOf spells the accumulator of
+// a built-in imperative aggregate function (DataTypes.STRUCTURED(class, fields...)): Flink 2.3.0's
+// StructuredType.equals compares the class name, the attributes (name, type, description), the
+// final, instantiable and comparison flags, the super type, the object identifier and the
+// description. Only what DataTypes.STRUCTURED builds is rendered (final, instantiable, EQUALS
+// comparison, no super type, identifier or description); a stream without the class name (Flink 1.x wrote the
+// implementation class only) is not rendered: 2.3.0 would compare a missing name.
+func renderStructured(o *jsObject, depth int) (string, bool) {
+	class, _ := o.fields["className"].(string)
+	final, _ := o.fields["isFinal"].(bool)
+	inst, _ := o.fields["isInstantiable"].(bool)
+	cmp, _ := o.fields["comparison"].(*jsEnum)
+	attrs, ok := jsList(o.fields["attributes"])
+	if class == "" || !final || !inst || cmp == nil || cmp.name != "EQUALS" || !ok ||
+		o.fields["superType"] != nil || o.fields["objectIdentifier"] != nil || o.fields["description"] != nil {
+		return "", false
+	}
+	return renderFields("STRUCTURED", class, attrs, depth)
+}
+
+// jsList returns the elements of a serialized java.util.List: an ArrayList (its writeObject
+// writes the elements), an unmodifiable view of one (Collections.unmodifiableList), or an
+// immutable list (List.of).
+func jsList(v any) ([]any, bool) {
+	for depth := 0; depth < 4; depth++ {
+		o, ok := v.(*jsObject)
+		if !ok {
+			return nil, false
+		}
+		switch o.class {
+		case "java.util.ArrayList":
+			return o.extra, true
+		case "java.util.Collections$UnmodifiableRandomAccessList", "java.util.Collections$UnmodifiableList":
+			v = o.fields["list"]
+		case "java.util.CollSer":
+			// List.of's serial form: a tag (1: a list, 4: a list that may hold nulls), then
+			// the elements.
+			if tag, _ := o.fields["tag"].(int64); tag != 1 && tag != 4 {
+				return nil, false
+			}
+			return o.extra, true
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// ArrayElementSQL renders the element type of an ArrayDataSerializer snapshot (a data view's
+// list of values, held in an ExternalSerializer): Flink resolves it as incompatible unless the
+// element LogicalTypes are equal. ok is false for another snapshot or a type it does not render.
+func ArrayElementSQL(s *Snapshot) (string, bool) {
+	if s == nil || s.Class != classArrayData || len(s.LogicalTypes) == 0 {
+		return "", false
+	}
+	return LogicalTypeSQL(s.LogicalTypes[0])
 }

@@ -104,6 +104,8 @@ final class TypeCatalogueV23 {
         CASES.put("v23-retract-alias-changed", new String[] {"dedup-then-aggregate", "SUM(amount) AS total", "SUM(amount) AS amount_sum"});
         CASES.put("v23-retract-sum-to-max", new String[] {"dedup-then-aggregate", "SUM(amount) AS total", "MAX(amount) AS total"});
         CASES.put("v23-retract-count-added", new String[] {"dedup-then-aggregate", "SUM(amount) AS total", "SUM(amount) + CAST(COUNT(amount) AS INT) AS total"});
+        // The built-in aggregate functions' bases and cases.
+        TypeCatalogueAggs.register();
     }
 
     /**
