@@ -40,14 +40,19 @@ func declare(t *testing.T, text string) string {
 	return empty
 }
 
-// readSpec is testdata/specs/NAME.yaml.
+// readSpec is testdata/specs/NAME.yaml, a plan it names relative to itself made absolute (declare
+// writes the text elsewhere).
 func readSpec(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "specs", name+".yaml"))
+	dir, err := filepath.Abs(filepath.Join("..", "testdata", "specs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	b, err := os.ReadFile(filepath.Join(dir, name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), "plan: ../", "plan: "+filepath.Dir(dir)+"/")
 }
 
 // account is the oracle's Account POJO (dev.statecraft.oracle.savepoints.Account), the key of

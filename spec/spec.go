@@ -24,6 +24,9 @@
 //	      - {name: buffer, mode: split, valueType: String}     # ListState
 //	      - {name: offsets, mode: union, valueType: Long}      # UnionListState
 //	      - {name: rules, mode: broadcast, keyType: String, valueType: Long}  # BroadcastState
+//	  - plan: job.plan.json        # a SQL group aggregate: uid, key and states from the
+//	    node: 3                    # compiled plan's exec node 3 (sqlplan.go)
+//	    parallelism: 2
 //
 // Types: Integer, Long, Short, Byte, Float, Double, Boolean, Character, String, primitive arrays,
 // String[], TupleN<..>, Row<..>, List<T>, Map<K, V>, and POJOs ({pojo: CLASS, fields: {NAME:
@@ -76,7 +79,11 @@ type Operator struct {
 	KeyType        *Type     `yaml:"keyType"`
 	States         []State   `yaml:"states"`
 	OperatorStates []OpState `yaml:"operatorStates"`
-	line           int
+	// Plan and Node declare a SQL operator: the compiled plan (relative to the declaration) and
+	// the exec node whose state it holds (sqlplan.go).
+	Plan string `yaml:"plan"`
+	Node int    `yaml:"node"`
+	line int
 }
 
 // OpState declares one operator state: a list state (mode split: ListState, or union:
@@ -197,6 +204,13 @@ func (s *Spec) check() error {
 	for i := range s.Operators {
 		o := &s.Operators[i]
 		where := fmt.Sprintf("%s:%d: operators[%d]", s.file, o.line, i)
+		if o.Plan != "" {
+			if err := o.fromPlan(filepath.Dir(s.file)); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+		} else if o.Node != 0 {
+			return fmt.Errorf("%s: node %d without a plan", where, o.Node)
+		}
 		id, err := o.ID()
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)

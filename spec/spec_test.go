@@ -51,7 +51,17 @@ func canonical(t *testing.T, dir string) bool {
 
 // TestReadRefusals: a bad declaration is one error naming the file, the line and what is wrong.
 func TestReadRefusals(t *testing.T) {
+	plan, err := filepath.Abs("../testdata/savepoints/sql-group-aggregate.plan.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ name, yaml, want string }{
+		{"plan and uid", "operators:\n  - {plan: " + plan + ", node: 3, uid: a}\n", "spec.yaml:2: operators[0]: plan " + plan + ": a plan's operator takes its uid, key type and states from the plan; declare none of them"},
+		{"plan without node", "operators:\n  - {plan: " + plan + "}\n", "node: want the id of the exec node"},
+		{"node without plan", "operators:\n  - {uid: a, node: 3}\n", "spec.yaml:2: operators[0]: node 3 without a plan"},
+		{"no such node", "operators:\n  - {plan: " + plan + ", node: 9}\n", "no exec node with id 9"},
+		{"not an aggregate", "operators:\n  - {plan: " + plan + ", node: 1}\n", "node 1 is stream-exec-table-source-scan; statecraft declares the state of group aggregates"},
+		{"no plan file", "operators:\n  - {plan: nope.json, node: 3}\n", "nope.json: no such file"},
 		{"unknown type", "operators:\n  - uid: a\n    keyType: Integr\n", "spec.yaml:3: keyType: type \"Integr\": unknown type Integr"},
 		{"tuple arity", "operators:\n  - uid: a\n    keyType: Integer\n    states:\n      - {name: s, kind: value, valueType: \"Tuple3<Long>\"}\n", "states[0] (line 5): valueType (line 5): type \"Tuple3<Long>\": Tuple3 needs 3 type arguments"},
 		{"no id", "operators:\n  - parallelism: 2\n", "spec.yaml:2: operators[0]: an operator needs a uid or a uidHash"},
@@ -76,6 +86,23 @@ func TestReadRefusals(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadPlan: a SQL operator declared by a plan named relative to the declaration
+// (testdata/specs/sql-group-aggregate.yaml) takes the plan's uid and the aggregate's states.
+func TestReadPlan(t *testing.T) {
+	s, err := Read("../testdata/specs/sql-group-aggregate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.Operators[0]
+	var names []string
+	for _, st := range o.States {
+		names = append(names, st.Kind+":"+st.Name)
+	}
+	if o.UID != "3_group-aggregate" || o.Parallelism != 2 || strings.Join(names, " ") != "value:accState timer:_timer_state/processing_user-timers timer:_timer_state/event_user-timers" {
+		t.Fatalf("uid %q parallelism %d states %v", o.UID, o.Parallelism, names)
 	}
 }
 

@@ -27,7 +27,8 @@ func init() {
 				"--spec SPEC.yaml declares the operators instead (uid or uidHash, parallelism, max\n" +
 				"parallelism, key type, states with kind, value type, map key type, namespace, TTL, timer\n" +
 				"queues, operator states); serializer snapshots are written as Flink writes them for the\n" +
-				"declared types.\n" +
+				"declared types. A SQL group aggregate is declared by its compiled plan and exec node\n" +
+				"(plan: job.plan.json, node: 3): uid, RowData key and accumulator types come from the plan.\n" +
 				"The layout of a declaration is in the README (savepoint create --spec).",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "like", Usage: "the savepoint whose operators, types and parallelism DST takes"},
