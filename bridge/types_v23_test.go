@@ -80,6 +80,10 @@ func TestTypeSavepointsRead(t *testing.T) {
 		"retract-builtins/agg7$retractList":     "List<External<StringData>>",
 		"group-split-distinct/distinctAcc_0":    "Map<External<Long>, External<Long>>",
 		"retract-two-phase/accState":            "Row<BIGINT, INT, BIGINT>",
+		// SUM(order_id), SUM(amount) with retraction, then the inserted COUNT(*).
+		"retract-two-phase-no-count/accState":              "Row<BIGINT, BIGINT, INT, BIGINT, BIGINT>",
+		"group-split-incremental/distinctAcc_0":            "Map<External<Long>, External<Long>>",
+		"group-split-incremental/distinctAcc_0_null_state": "External<Long>",
 	} {
 		if seen[state] != want {
 			t.Errorf("%s: savepoint holds %q, want %q", state, seen[state], want)

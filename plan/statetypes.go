@@ -20,6 +20,7 @@ import (
 //
 // Where the node's key fields live, by exec node (Flink 2.3.0 plans):
 //
+//	incremental-group-aggregate                "partialAggGrouping" (the key and the DISTINCT bucket)
 //	group-aggregate, global-group-aggregate,   "grouping"
 //	global-window-aggregate, window-aggregate
 //	join, interval-join                        "joinSpec.leftKeys" / "intervalJoinSpec.joinSpec.leftKeys" (input 0)
@@ -33,7 +34,9 @@ import (
 //
 //	node                          state                      value (TTL wrappers aside)
 //	(global-)group-aggregate,     accState, window-aggs      Row<accumulators> (accumulators.go),
-//	(global-)window-aggregate     distinctAcc_<n>            DISTINCT views
+//	(global-)window-aggregate     distinctAcc_<n>,           DISTINCT views, data views of
+//	                              agg<i>$<view>              built-in functions (aggfuncs.go)
+//	incremental-group-aggregate   distinctAcc_<n>, ...       the partial calls' views only
 //	join (no upsert keys)         left-records,              Map<Row<input>, Integer>      inner side
 //	                              right-records              Map<Row<input>, Tuple2<Integer, Integer>>
 //	                                                                                       outer side
@@ -74,17 +77,18 @@ type StateTypes struct {
 
 // keyFieldPaths are the JSON paths of each node's key field indices (input 0).
 var keyFieldPaths = map[string]string{
-	"stream-exec-group-aggregate":         "grouping",
-	"stream-exec-global-group-aggregate":  "grouping",
-	"stream-exec-window-aggregate":        "grouping",
-	"stream-exec-global-window-aggregate": "grouping",
-	"stream-exec-join":                    "joinSpec.leftKeys",
-	"stream-exec-interval-join":           "intervalJoinSpec.joinSpec.leftKeys",
-	"stream-exec-rank":                    "partition.fields",
-	"stream-exec-sort-limit":              "partition.fields",
-	"stream-exec-deduplicate":             "uniqueKeys",
-	"stream-exec-changelog-normalize":     "uniqueKeys",
-	"stream-exec-over-aggregate":          "overSpec.partition.fields",
+	"stream-exec-group-aggregate":             "grouping",
+	"stream-exec-global-group-aggregate":      "grouping",
+	"stream-exec-incremental-group-aggregate": "partialAggGrouping",
+	"stream-exec-window-aggregate":            "grouping",
+	"stream-exec-global-window-aggregate":     "grouping",
+	"stream-exec-join":                        "joinSpec.leftKeys",
+	"stream-exec-interval-join":               "intervalJoinSpec.joinSpec.leftKeys",
+	"stream-exec-rank":                        "partition.fields",
+	"stream-exec-sort-limit":                  "partition.fields",
+	"stream-exec-deduplicate":                 "uniqueKeys",
+	"stream-exec-changelog-normalize":         "uniqueKeys",
+	"stream-exec-over-aggregate":              "overSpec.partition.fields",
 }
 
 // ValueType is the shape of a keyed state's value as the operator declares it, named the way
@@ -132,6 +136,8 @@ func (n *Node) StateTypes() StateTypes {
 	switch n.Name {
 	case "stream-exec-group-aggregate", "stream-exec-global-group-aggregate", "stream-exec-window-aggregate", "stream-exec-global-window-aggregate":
 		why = n.aggregateNodeStates(st.Values)
+	case "stream-exec-incremental-group-aggregate":
+		why = n.incrementalStates(st.Values)
 	case "stream-exec-join":
 		why = n.joinRecordTypes(st.Values)
 	case "stream-exec-interval-join":

@@ -44,8 +44,15 @@ final class TypeCatalogueAggs {
         // are unique, so it emits the group aggregate's rows.
         TypeCatalogueV23.BASES.put("group-split-distinct", new String[] {"group-aggregate", "COUNT(*) AS cnt", "COUNT(DISTINCT order_id) AS cnt",
             "CREATE TABLE orders (", SPLIT + "CREATE TABLE orders ("});
-        // A two-phase (local/global) aggregate over an updating input.
+        // A two-phase (local/global) aggregate over an updating input; and one without a
+        // COUNT(*), where the global half inserts its own at the end (its own spec:
+        // types-specs/retract-two-phase-no-count.json).
         TypeCatalogueV23.BASES.put("retract-two-phase", new String[] {"dedup-then-aggregate", "CREATE TABLE orders (", MINIBATCH + "CREATE TABLE orders ("});
+        TypeCatalogueV23.BASES.put("retract-two-phase-no-count", new String[] {"dedup-then-aggregate", "CREATE TABLE orders (", MINIBATCH + "CREATE TABLE orders (",
+            "COUNT(*) AS cnt", "SUM(order_id) AS cnt"});
+        // A split DISTINCT aggregate under mini-batch: local, incremental and global aggregates.
+        TypeCatalogueV23.BASES.put("group-split-incremental", new String[] {"group-aggregate", "COUNT(*) AS cnt", "COUNT(DISTINCT order_id) AS cnt",
+            "CREATE TABLE orders (", SPLIT + MINIBATCH + "CREATE TABLE orders ("});
 
         // Built-ins over an append-only input.
         TypeCatalogueV23.CASES.put("v23-builtins-same", new String[] {"group-builtins"});
@@ -73,6 +80,16 @@ final class TypeCatalogueAggs {
         // Two-phase over retractions.
         TypeCatalogueV23.CASES.put("v23-retract-two-phase-same", new String[] {"retract-two-phase"});
         TypeCatalogueV23.CASES.put("v23-retract-two-phase-sum-to-max", new String[] {"retract-two-phase", "SUM(amount) AS total", "MAX(amount) AS total"});
+        TypeCatalogueV23.CASES.put("v23-retract-two-phase-no-count-same", new String[] {"retract-two-phase-no-count"});
+        TypeCatalogueV23.CASES.put("v23-retract-two-phase-no-count-max-added", new String[] {"retract-two-phase-no-count", "SUM(amount) AS total",
+            "SUM(amount) + MAX(amount) AS total"});
+        // Split DISTINCT aggregates under mini-batch (an incremental aggregate).
+        TypeCatalogueV23.CASES.put("v23-incremental-same", new String[] {"group-split-incremental"});
+        TypeCatalogueV23.CASES.put("v23-incremental-alias-changed", new String[] {"group-split-incremental", "COUNT(DISTINCT order_id) AS cnt",
+            "COUNT(DISTINCT order_id) AS n"});
+        TypeCatalogueV23.CASES.put("v23-incremental-distinct-retyped", new String[] {"group-split-incremental", "COUNT(DISTINCT order_id) AS cnt",
+            "COUNT(DISTINCT CAST(order_id AS INT)) AS cnt"});
+        TypeCatalogueV23.CASES.put("v23-incremental-split-off", new String[] {"group-split-incremental", SPLIT, ""});
         TypeCatalogueV23.CASES.put("v23-retract-two-phase-count-added", new String[] {"retract-two-phase", "SUM(amount) AS total",
             "SUM(amount) + CAST(COUNT(amount) AS INT) AS total"});
     }
