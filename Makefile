@@ -131,6 +131,7 @@ fixtures:
 	$(ORACLE) native-deletes testdata/checkpoints
 	$(ORACLE) native-rescaled-checkpoint testdata/checkpoints
 	$(ORACLE) gc-leftovers testdata/checkpoints
+	$(ORACLE) named-window-checkpoint testdata/checkpoints
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	$(ORACLE) kafka-savepoint testdata/sources

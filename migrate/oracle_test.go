@@ -183,6 +183,8 @@ var convertFixtures = []struct{ fixture, restoreWith, expect string }{
 	{"native-lz4", "hashmap", ""},
 	{"native-zstd", "rocksdb", ""},
 	{"native-rescaled", "hashmap", ""}, // range tombstones and out-of-range keys
+	// String keys, a user-defined window namespace (both variable-length: lengths after each)
+	{"native-named-window", "hashmap", ""},
 	// a job's retained incremental checkpoint directory, read at its latest chk-N
 	{"../checkpoints/native-chain", "hashmap", ""},
 	{"../checkpoints/native-deletes", "rocksdb", ""},
@@ -191,6 +193,7 @@ var convertFixtures = []struct{ fixture, restoreWith, expect string }{
 	{"../checkpoints/hashmap-full", "rocksdb", ""},          // the heap's own key-group layout
 	{"../checkpoints/rocksdb-full", "hashmap", ""},
 	{"../checkpoints/file-merged", "rocksdb", ""},
+	{"../checkpoints/named-window-incremental", "rocksdb", ""},
 	// a ForSt checkpoint: the State Processor API cannot read ForSt, so the expectation is its
 	// reading of rocksdb-full, the same job with the same records
 	{"../checkpoints/forst-checkpoint", "hashmap", "../checkpoints/rocksdb-full"},

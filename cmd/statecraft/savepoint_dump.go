@@ -179,10 +179,14 @@ func dumpAll(c *cli.Context, sp *savepoint.Savepoint, format string) error {
 		if op.Coordinator != nil {
 			names = append(names, coordinatorState)
 		}
-		if state != "" && !slices.Contains(names, state) {
-			continue
-		}
-		if len(names) == 0 {
+		if len(names) == 0 || state != "" && !slices.Contains(names, state) {
+			// stateNames lists no keyed state whose header it cannot read: skipping such an
+			// operator would drop its state without a word.
+			if err := keyedReadable(sp, op); err != nil {
+				pl.done()
+				out.flush()
+				return withCode(exitFailure, fmt.Errorf("savepoint dump: operator %s: %w", opLabel(op), err))
+			}
 			continue
 		}
 		found = true
@@ -209,6 +213,16 @@ func dumpAll(c *cli.Context, sp *savepoint.Savepoint, format string) error {
 		fmt.Fprintf(c.App.ErrWriter, "statecraft: savepoint dump: the savepoint holds no records\n")
 	}
 	return nil
+}
+
+// keyedReadable opens the keyed state of op (headers only): the error of a header that cannot be
+// read, or nil.
+func keyedReadable(sp *savepoint.Savepoint, op *metadata.OperatorState) error {
+	_, closeAll, err := keyed.OpenSubtasks(sp, op)
+	if err == nil {
+		closeAll()
+	}
+	return err
 }
 
 // orNone joins names, or says there are none.

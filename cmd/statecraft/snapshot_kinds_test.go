@@ -14,10 +14,12 @@ import (
 // Processor API), native-deletes (Delete records over older tables' data: states cleared,
 // map keys removed, timers deleted) and native-chain-rescaled (incremental checkpoints after a
 // rescaled restore: range tombstones over keys of other key groups) and gc-leftovers (read at its
-// latest complete checkpoint beside the incomplete one Flink was halted in).
+// latest complete checkpoint beside the incomplete one Flink was halted in) and
+// named-window-incremental (String keys and a user-defined window namespace, both variable-length:
+// a length after the key and after the namespace; the window shown as opaque bytes).
 var snapshotKinds = []string{
 	"checkpoints/hashmap-full", "checkpoints/rocksdb-full", "checkpoints/file-merged", "checkpoints/native-deletes",
-	"checkpoints/native-chain-rescaled", "checkpoints/gc-leftovers",
+	"checkpoints/native-chain-rescaled", "checkpoints/gc-leftovers", "checkpoints/named-window-incremental",
 	"flink-1.20/checkpoints/hashmap-full", "flink-1.20/checkpoints/rocksdb-full", "flink-1.20/checkpoints/file-merged",
 }
 

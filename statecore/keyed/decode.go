@@ -207,7 +207,13 @@ func (d *Decoder) Decode(e *Entry) (Record, error) {
 		skipLengthSuffix(in, keyEnd-d.PrefixLen)
 	}
 	nsStart := in.Pos
-	r.Namespace = sd.Namespace.Decode(in)
+	if sd.ambiguous && !sd.Namespace.Known() && sd.Kind != "map" {
+		// An opaque namespace would take every byte left, its length suffix too; but the
+		// suffix ends the key, and it says how long the namespace is.
+		r.Namespace = decodeBeforeSuffix(in, sd.Namespace)
+	} else {
+		r.Namespace = sd.Namespace.Decode(in)
+	}
 	if sd.ambiguous {
 		skipLengthSuffix(in, in.Pos-nsStart)
 	}
@@ -271,15 +277,57 @@ func checkEnd(in *serializer.Input, what string) error {
 	return nil
 }
 
+// decodeBeforeSuffix decodes, with c, the bytes of in that its last bytes, a length suffix as
+// skipLengthSuffix reads it, give the length of: the namespace of a key whose serializer is
+// unknown. Of the n bytes left, n-1 with a 1-byte suffix, n-2 with a 2-byte one, and so on, only
+// one split can hold, since the suffix grows with the length; its bytes must then say that length.
+func decodeBeforeSuffix(in *serializer.Input, c serializer.Codec) any {
+	n := in.Remaining()
+	for width := 1; width <= 5 && width <= n; width++ {
+		l := n - width
+		if suffixWidth(l) != width {
+			continue
+		}
+		got := 0
+		for i, b := range in.B[in.Pos+l:] {
+			got |= int(b) << (8 * i)
+		}
+		if got != l {
+			in.Failf("namespace of unknown serializer: the key's last %d bytes give its length as %d, want %d (the bytes before them)", width, got, l)
+			return nil
+		}
+		end := in.Pos + l
+		whole := in.B
+		in.B = whole[:end]
+		v := c.Decode(in)
+		in.B = whole
+		return v
+	}
+	in.Failf("namespace of unknown serializer: no length suffix fits the %d bytes left", n)
+	return nil
+}
+
+// suffixWidth is the number of bytes of the length suffix of n.
+func suffixWidth(n int) int {
+	w := 1
+	for n >>= 8; n != 0; n >>= 8 {
+		w++
+	}
+	return w
+}
+
 // skipLengthSuffix skips the length Flink appends to a key and a namespace when both serializers
 // are variable-sized (CompositeKeySerializationUtils.writeVariableIntBytes): the length's bytes,
-// least significant first, one per 8 bits, at least one.
+// least significant first, one per 8 bits, at least one. A suffix that is not n is an error.
 func skipLengthSuffix(in *serializer.Input, n int) {
-	for {
-		in.U8("length suffix")
-		n >>= 8
-		if n == 0 {
-			return
+	got := 0
+	for i, rest := 0, n; ; i++ {
+		got |= int(in.U8("length suffix")) << (8 * i)
+		if rest >>= 8; rest == 0 {
+			break
 		}
+	}
+	if got != n && in.Err() == nil {
+		in.Failf("length suffix %d, want %d (the length of what it follows)", got, n)
 	}
 }

@@ -13,7 +13,10 @@
 //
 // Nested snapshots (inside composites, POJOs, RowData) are the same without the leading i32 2.
 // Because no length is written, an unknown snapshot class makes the rest of the header
-// unreadable: ReadTop fails with the class name and its offset rather than guessing.
+// unreadable: ReadTop fails with the class name and its offset rather than guessing. One
+// exception: a user's CompositeTypeSerializerSnapshot subclass with no outer snapshot (version 3,
+// the composite magic, then straight after the outer version the nested-serializers magic) is
+// read with its nested snapshots; its values are opaque.
 //
 // # Payloads (versions checked with javap against the Flink 2.3.0 jars)
 //

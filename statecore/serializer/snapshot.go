@@ -155,8 +155,11 @@ func readVersioned(r *javaio.Reader, field string, depth int) *Snapshot {
 	field = field + "<" + s.Short() + ">"
 	k, ok := kindOf(s.Class)
 	if !ok {
-		r.FailAt(s.Offset, field, "unknown serializer snapshot class %q (version %d): its payload has no length, so the rest of this header cannot be read", s.Class, s.Version)
-		return nil
+		if !readUserComposite(r, s, field, depth) {
+			return nil
+		}
+		s.End = r.Offset()
+		return s
 	}
 	s.Kind = k
 	switch k {
@@ -236,6 +239,42 @@ func readComposite(r *javaio.Reader, s *Snapshot, field string, depth int) {
 	s.Nested = readDelegate(r, field, depth)
 }
 
+// readUserComposite reads the snapshot of a class this package does not know, which is possible
+// for one layout only: a CompositeTypeSerializerSnapshot subclass (a user's serializer built from
+// nested ones, such as a custom window's) with an empty outer snapshot. Its version-3 payload is
+// then recognised by two magic numbers:
+//
+//	+-------------+----------------+--------------+-------+-------+----------------+
+//	| i32 911108  | i32 outer ver. | i32 1333245  | i32 1 | i32 n | n x versioned  |
+//	+-------------+----------------+--------------+-------+-------+----------------+
+//
+// Its nested snapshots are read; its values stay opaque (NewCodec), since nothing says how the
+// class combines them. Any other payload stops the read: its length is unknown. It reports
+// whether s was read (else r holds the error).
+func readUserComposite(r *javaio.Reader, s *Snapshot, field string, depth int) bool {
+	unknown := func() bool {
+		r.FailAt(s.Offset, field, "unknown serializer snapshot class %q (version %d): its payload has no length, so the rest of this header cannot be read", s.Class, s.Version)
+		return false
+	}
+	if s.Version != compositeVersion || r.AtEOF() {
+		return unknown()
+	}
+	if m := r.I32(field + ".magic"); r.Err() != nil || m != compositeMagic {
+		return r.Err() == nil && unknown()
+	}
+	s.Kind = KindComposite
+	s.OuterVersion = r.I32(field + ".outerVersion")
+	off := r.Offset()
+	if m := r.I32(field + ".nested.magic"); r.Err() != nil || m != nestedDelegateMagic {
+		if r.Err() == nil {
+			r.FailAt(off, field, "composite serializer snapshot of unknown class %q (outer version %d) writes an outer snapshot of its own: its length is unknown, so the rest of this header cannot be read", s.Class, s.OuterVersion)
+		}
+		return false
+	}
+	s.Nested = readDelegateBody(r, field, off, depth)
+	return r.Err() == nil
+}
+
 // readOuter reads the class-specific outer snapshot of a composite (writeOuterSnapshot, checked
 // with javap for every composite snapshot class in the 2.3.0 jars).
 func readOuter(r *javaio.Reader, s *Snapshot, field string) {
@@ -284,6 +323,11 @@ func readDelegate(r *javaio.Reader, field string, depth int) []*Snapshot {
 		r.FailAt(off, field+".nested", "nested-serializers magic %d, want %d", m, nestedDelegateMagic)
 		return nil
 	}
+	return readDelegateBody(r, field, off, depth)
+}
+
+// readDelegateBody reads a NestedSerializersSnapshotDelegate after its magic (at off).
+func readDelegateBody(r *javaio.Reader, field string, off int64, depth int) []*Snapshot {
 	if v := r.I32(field + ".nested.version"); r.Err() == nil && v != 1 {
 		r.FailAt(off+4, field+".nested", "nested-serializers version %d, want 1", v)
 		return nil

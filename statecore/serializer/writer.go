@@ -48,6 +48,9 @@ func writeVersioned(w *javaio.Writer, s *Snapshot, field string, depth int) erro
 		return fmt.Errorf("%s: serializer snapshots nested deeper than %d", field, maxNested)
 	}
 	k, ok := kindOf(s.Class)
+	if !ok && s.Kind == KindComposite && s.Version == compositeVersion {
+		k, ok = KindComposite, true // a user's composite with no outer snapshot (readUserComposite)
+	}
 	if !ok {
 		return fmt.Errorf("%s: unknown serializer snapshot class %q", field, s.Class)
 	}

@@ -85,15 +85,22 @@ public final class NativeCheckpoints {
      *  the "keyed" job's states, uid int-keyed) at the given parallelism. */
     static void make(Path out, Path tmp, String name, String backend, boolean nativeFormat, Configuration conf, int minRetained,
                      int batches, KeyedProcessFunction<Integer, Long, Long> fn, int parallelism) throws Exception {
+        make(out, tmp, name, "keyed", backend, nativeFormat, conf, minRetained, env -> keyedJob(env, new BatchSource(batches), fn), parallelism);
+    }
+
+    /** make for any job of SavepointJobs.describe: pipeline adds it to the environment, with a
+     *  BatchSource as its source. */
+    static void make(Path out, Path tmp, String name, String job, String backend, boolean nativeFormat, Configuration conf, int minRetained,
+                     java.util.function.Consumer<StreamExecutionEnvironment> pipeline, int parallelism) throws Exception {
         retainedCheckpoints(conf, tmp.resolve("checkpoints"));
         StreamExecutionEnvironment env = Cluster.stream(parallelism, conf);
 
         FixtureFunctions.PROCESSED.set(0);
         COMPLETED.set(0);
         DONE.set(false);
-        keyedJob(env, new BatchSource(batches), fn);
+        pipeline.accept(env);
         JobClient client = env.executeAsync("statecraft-" + name);
-        String job = client.getJobID().toString();
+        String jobId = client.getJobID().toString();
         try {
             long deadline = System.currentTimeMillis() + 300_000;
             while (!DONE.get() || FixtureFunctions.PROCESSED.get() < SavepointJobs.RECORDS) {
@@ -110,7 +117,7 @@ public final class NativeCheckpoints {
                 // cancelled on purpose
             }
         }
-        publish(out, name, tmp.resolve("checkpoints").resolve(job), backend, nativeFormat, minRetained);
+        publish(out, name, tmp.resolve("checkpoints").resolve(jobId), job, backend, nativeFormat, minRetained);
     }
 
     /** The keyed job (uid int-keyed, max parallelism 128): src's records (at parallelism 1) keyed
@@ -127,8 +134,13 @@ public final class NativeCheckpoints {
      *  reading of its latest complete checkpoint as OUT/name.expect.json (read before the move, at
      *  the paths the metadata names). Fewer than minRetained complete checkpoints is an error. */
     static void publish(Path out, String name, Path jobDir, String backend, boolean nativeFormat, int minRetained) throws Exception {
+        publish(out, name, jobDir, "keyed", backend, nativeFormat, minRetained);
+    }
+
+    /** publish for the checkpoints of any job of SavepointJobs.describe. */
+    static void publish(Path out, String name, Path jobDir, String job, String backend, boolean nativeFormat, int minRetained) throws Exception {
         Path latest = latestComplete(jobDir, name, minRetained);
-        SavepointJobs.Fixture f = new SavepointJobs.Fixture(name, "keyed", backend, false, nativeFormat, false, 2, 128);
+        SavepointJobs.Fixture f = new SavepointJobs.Fixture(name, job, backend, false, nativeFormat, false, 2, 128);
         ObjectNode expectation = null;
         if (!backend.equals("forst")) {
             ObjectNode desc = SavepointJobs.describe(f, latest.toString());

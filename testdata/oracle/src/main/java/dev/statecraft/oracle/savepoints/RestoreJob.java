@@ -458,7 +458,7 @@ final class RestoreJob {
             Object d = Specs.descriptor(s, true);
             if (s.name.equals(Specs.WINDOW_CONTENTS)) {
                 TypeSerializer ws = op.windowSerializer();
-                Object sample = op.globalWindows() ? GlobalWindow.get() : new TimeWindow(0, 1);
+                Object sample = op.anyWindow();
                 // register the state first so the backend knows it, then list what was restored
                 try {
                     getPartitionedState(sample, ws, (org.apache.flink.api.common.state.StateDescriptor) d);

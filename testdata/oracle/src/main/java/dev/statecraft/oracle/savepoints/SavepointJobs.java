@@ -87,6 +87,12 @@ public final class SavepointJobs {
             new Fixture("native-rescaled", "keyed", "rocksdb", false, true, false, 3, 128, false, null, 2),
             new Fixture("native-ttl-inline", "ttl-collections", "rocksdb", false, true, true, 2, 128),
             new Fixture("native-window-maxpar-256", "window", "rocksdb", false, true, false, 2, 256),
+            // A user-defined window (NamedWindow: a String name plus an end) over String keys: key and
+            // namespace serializers both variable-length, so every composite key carries a length
+            // after the key and after the namespace. Native RocksDB, canonical RocksDB and hashmap.
+            new Fixture("native-named-window", "named-window", "rocksdb", false, true, false, 2, 128),
+            new Fixture("named-window-rocksdb", "named-window", "rocksdb", false, false, false, 2, 128),
+            new Fixture("named-window-hashmap", "named-window", "hashmap", false, false, false, 2, 128),
             // Two native savepoints of one running job (ChurnPair): NAME-a, then NAME-b after keys
             // were removed, added and changed; savepoint diff is judged on the pair.
             new Fixture("native-churn", "churn", "rocksdb", false, true, false, 2, 128));
@@ -230,6 +236,9 @@ public final class SavepointJobs {
                         .aggregate(new SumCount<Long>(true), Types.TUPLE(Types.LONG, Types.LONG), Types.TUPLE(Types.LONG, Types.LONG))
                         .uid("window-agg").name("window-agg");
                 return RECORDS;
+            case "named-window":
+                namedWindowJob(src);
+                return RECORDS;
             case "ttl-collections":
                 src.keyBy(i -> (int) (i % 5), Types.INT).process(new TtlCollections()).returns(Types.LONG).uid("ttl-collections").name("ttl-collections");
                 return RECORDS;
@@ -248,6 +257,20 @@ public final class SavepointJobs {
             default:
                 throw new IllegalArgumentException("unknown job " + job);
         }
+    }
+
+    /** The named-window job: src's record i at event time i * 10 min, keyed by NamedWindow.key(i)
+     *  (String), into the NamedWindow of NamedWindow.NAMES[i % 3] ending at its hour's end, summed
+     *  and counted (SumCount). The watermark trails by a day, so no window fires: every window
+     *  keeps its contents and its end-of-window event timer. */
+    static void namedWindowJob(DataStream<Long> src) {
+        src.assignTimestampsAndWatermarks(WatermarkStrategy.<Long>forBoundedOutOfOrderness(Duration.ofDays(1))
+                        .withTimestampAssigner((e, ts) -> e * 600_000L))
+                .uid("timestamps")
+                .keyBy(NamedWindow::key, Types.STRING)
+                .window(new NamedWindow.Assigner())
+                .aggregate(new SumCount<Long>(true), Types.TUPLE(Types.LONG, Types.LONG), Types.TUPLE(Types.LONG, Types.LONG))
+                .uid("named-window-agg").name("named-window-agg");
     }
 
     static final class TupleKey implements KeySelector<Long, Tuple2<Integer, String>> {
@@ -338,6 +361,12 @@ public final class SavepointJobs {
                 ops.add(operator("window-agg", null, List.of(
                         keyed(Specs.WINDOW_CONTENTS, "aggregating", "Integer", PAIR, null, false)), List.of()));
                 break;
+            case "named-window": {
+                ObjectNode contents = keyed(Specs.WINDOW_CONTENTS, "aggregating", "String", PAIR, null, false);
+                contents.put("namespace", Specs.NAMED_WINDOW);
+                ops.add(operator("named-window-agg", null, List.of(contents), List.of()));
+                break;
+            }
             case "ttl-collections":
                 ops.add(operator("ttl-collections", null, List.of(
                         keyed("recent", "list", "Integer", "String", null, true),

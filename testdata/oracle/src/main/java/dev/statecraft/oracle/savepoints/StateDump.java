@@ -266,10 +266,12 @@ final class StateDump {
         return t;
     }
 
-    /** A namespace in JSON as statecraft's dump shows it: a TimeWindow's bounds, "GlobalWindow", or null (VoidNamespace). */
+    /** A namespace in JSON as statecraft's dump shows it: a TimeWindow's bounds, "GlobalWindow", a
+     *  NamedWindow's {serializer, base64}, or null (VoidNamespace). */
     static JsonNode namespace(Object ns) {
         if (ns instanceof TimeWindow) return window((TimeWindow) ns);
         if (ns instanceof GlobalWindow) return Json.F.textNode("GlobalWindow");
+        if (ns instanceof NamedWindow) return NamedWindow.json((NamedWindow) ns);
         return null;
     }
 
@@ -331,6 +333,7 @@ final class StateDump {
             if (s.userKeyType == null) so.putNull("userKeyType");
             else so.put("userKeyType", s.userKeyType);
             so.put("ttl", s.ttl);
+            if (s.namespace != null) so.put("namespace", s.namespace);
             ArrayNode es = Json.arr();
             for (JsonNode l : lines) {
                 if (l.get("t").asText().equals("entry") && l.get("state").asText().equals(s.name)) es.add(l.get("e"));
@@ -364,7 +367,8 @@ final class StateDump {
 
     /**
      * A window reader sees, for each (key, window), all timers of the key. WindowOperator sets a
-     * window's timer at window.maxTimestamp() (end - 1), so each timer goes to the window of the
+     * window's timer at window.maxTimestamp() (TimeWindow: end - 1; each "wtimer" line carries its
+     * window's as "maxTs"), so each timer goes to the window of the
      * same key whose last millisecond it is; a timer that matches no window is an error, not a guess.
      */
     private static void windowTimers(Specs.Operator op, List<JsonNode> lines, ArrayNode timers) {
@@ -375,9 +379,12 @@ final class StateDump {
             JsonNode t = l.get("e");
             String k = Json.compact(t.get("key"));
             seen.computeIfAbsent(k + "|" + t.get("kind").asText() + "|" + t.get("timestamp").asLong(), x -> new java.util.TreeSet<>());
-            // a GlobalWindow's maxTimestamp is Long.MAX_VALUE
-            long maxTs = t.get("namespace").isTextual() ? Long.MAX_VALUE : t.get("namespace").get("end").asLong() - 1;
-            windows.put(k + "|" + maxTs, t.get("namespace"));
+            long maxTs = l.get("maxTs").asLong();
+            JsonNode prev = windows.put(k + "|" + maxTs, t.get("namespace"));
+            if (prev != null && !prev.equals(t.get("namespace"))) {
+                throw new IllegalStateException(op.label() + ": windows " + Json.compact(prev) + " and " + Json.compact(t.get("namespace"))
+                        + " of key " + k + " both end at " + maxTs + ": their timers cannot be told apart");
+            }
         }
         for (JsonNode l : lines) {
             if (!l.get("t").asText().equals("wtimer")) continue;
@@ -480,13 +487,20 @@ final class StateDump {
         public void readWindow(Object key, Context<org.apache.flink.streaming.api.windowing.windows.Window> ctx, Iterable<Object> elements, Collector<String> out) throws Exception {
             JsonNode k = StateTypes.toJson(keyType, key);
             JsonNode ns = namespace(ctx.window());
+            long maxTs = ctx.window().maxTimestamp();
             for (Object v : elements) {
                 if (v != null) out.collect(line(idx, "entry", s.name, entry(k, ns, null, StateTypes.toJson(s.valueType, v))));
             }
             // The context reports every timer of the key, whatever its window; assemble() gives
             // each timer the window whose last millisecond it fires at (WindowOperator's rule).
-            for (long ts : ctx.registeredEventTimeTimers()) out.collect(line(idx, "wtimer", null, timer("event", k, ns, ts)));
-            for (long ts : ctx.registeredProcessingTimeTimers()) out.collect(line(idx, "wtimer", null, timer("processing", k, ns, ts)));
+            for (long ts : ctx.registeredEventTimeTimers()) out.collect(windowTimer(timer("event", k, ns, ts), maxTs));
+            for (long ts : ctx.registeredProcessingTimeTimers()) out.collect(windowTimer(timer("processing", k, ns, ts), maxTs));
+        }
+
+        private String windowTimer(ObjectNode t, long maxTs) {
+            ObjectNode l = (ObjectNode) Json.parse(line(idx, "wtimer", null, t));
+            l.put("maxTs", maxTs);
+            return Json.compact(l);
         }
     }
 
