@@ -78,7 +78,9 @@ func dumpParquet(sp *savepoint.Savepoint, op *metadata.OperatorState, state, out
 	var order []*parquetTarget
 	defer func() {
 		for _, t := range order {
-			t.w.Discard()
+			if t.w != nil {
+				t.w.Discard()
+			}
 			if t.tmp != nil {
 				t.tmp.Close()
 				os.Remove(t.tmp.Name())
@@ -100,9 +102,18 @@ func dumpParquet(sp *savepoint.Savepoint, op *metadata.OperatorState, state, out
 			return fmt.Errorf("-o %s: %w", path, err)
 		}
 		t := &parquetTarget{path: path, tmp: f, buf: bufio.NewWriterSize(f, 1<<20)}
+		order = append(order, t)
+		// CreateTemp makes the file 0600; the export is for other programs (and users) to read,
+		// as every file statecraft writes is 0644, or keeps the mode of the file it replaces.
+		perm := os.FileMode(0o644)
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+			perm = st.Mode().Perm()
+		}
+		if err := f.Chmod(perm); err != nil {
+			return fmt.Errorf("write %s: %w", f.Name(), err)
+		}
 		t.w = stateparquet.NewWriter(t.buf, keys[n].Header.KeySerializer, decoders[n])
 		targets[n] = t
-		order = append(order, t)
 	}
 	for _, s := range subs {
 		err := s.Records(func(n string) bool { return targets[n] != nil }, func(r keyed.Record) error {

@@ -294,6 +294,24 @@ func TestDumpParquetArgs(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "wrote "+dir+"/h.parquet (7 rows)") {
 		t.Errorf("one state to a file: exit %d, %q %q", code, out, errOut)
 	}
+	// Readable by other programs and users, as statecraft's other outputs (CreateTemp makes 0600);
+	// an existing file's mode is kept.
+	if st, err := os.Stat(dir + "/h.parquet"); err != nil {
+		t.Fatal(err)
+	} else if st.Mode().Perm() != 0o644 {
+		t.Errorf("h.parquet: mode %v, want 0644", st.Mode())
+	}
+	if err := os.Chmod(dir+"/h.parquet", 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLI("savepoint", "dump", "--operator", "uid:long-keyed", "--format", "parquet", "--state", "history", "-o", dir+"/h.parquet", sp); code != 0 {
+		t.Errorf("rewrite: exit %d, %q %q", code, out, errOut)
+	}
+	if st, err := os.Stat(dir + "/h.parquet"); err != nil {
+		t.Fatal(err)
+	} else if st.Mode().Perm() != 0o640 {
+		t.Errorf("rewritten h.parquet: mode %v, want 0640 kept", st.Mode())
+	}
 	op := "../../testdata/savepoints/operator-state"
 	code, _, errOut = runCLI("savepoint", "dump", "--operator", "uid:buffer-map", "--format", "parquet", "-o", dir+"/o/", op)
 	if code != 1 || !strings.Contains(errOut, "Parquet export covers keyed state") {
