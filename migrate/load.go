@@ -2,7 +2,9 @@ package migrate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -64,6 +66,7 @@ type loadOp struct {
 	counts  map[string]int
 	sums    map[string]*Sum
 	opRecs  []opRecord // operator-state records in the data
+	direct  *loadDirect
 }
 
 func (l *Load) apply(s *session) (*StepReport, error) {
@@ -91,7 +94,23 @@ func (l *Load) apply(s *session) (*StepReport, error) {
 	for _, lo := range ops {
 		sp.parts += len(lo.parts)
 	}
-	if err := readData(l.Data, f, ops, labels, sp, !dry); err != nil {
+	if !dry && !testNoDirectLoad.Load() {
+		err = s.startDirect(ops, budget)
+	}
+	if err == nil {
+		err = readData(l.Data, f, ops, labels, sp, !dry)
+	}
+	if errors.Is(err, errUnsorted) {
+		// Read again, spilling (see loadDirect).
+		directRestarts.Add(1)
+		if err = s.dropDirect(ops); err == nil {
+			if _, err = f.Seek(0, io.SeekStart); err == nil {
+				err = readData(l.Data, f, ops, labels, sp, !dry)
+			}
+		}
+	}
+	if err != nil {
+		s.dropDirect(ops)
 		return nil, err
 	}
 	native := false
@@ -104,7 +123,11 @@ func (l *Load) apply(s *session) (*StepReport, error) {
 			continue
 		}
 		native = native || nativeKeyed(op)
-		if !dry {
+		if lo.direct != nil {
+			if err := s.finishDirect(lo); err != nil {
+				return nil, fmt.Errorf("operator %s: %w", Label(op), err)
+			}
+		} else if !dry {
 			if err := s.writeLoaded(lo, sp); err != nil {
 				return nil, fmt.Errorf("operator %s: %w", Label(op), err)
 			}

@@ -285,10 +285,17 @@ func (w *loadWorker) batch(bt *loadBatch) {
 func (bt *loadBatch) apply(sp *loadSpill) error {
 	start := int32(0)
 	for _, r := range bt.recs {
-		if err := sp.put(r.lo, &r.lo.parts[r.part], bt.out[start:r.end]); err != nil {
+		rec := bt.out[start:r.end]
+		start = r.end
+		var err error
+		if d := r.lo.direct; d != nil {
+			err = d.add(rec)
+		} else {
+			err = sp.put(r.lo, &r.lo.parts[r.part], rec)
+		}
+		if err != nil {
 			return err
 		}
-		start = r.end
 	}
 	for _, o := range bt.opRecs {
 		o.lo.opRecs = append(o.lo.opRecs, o.r)

@@ -239,35 +239,12 @@ type loadedOut struct {
 // writeLoaded writes one canonical keyed-state file per subtask of lo.op from its partitions,
 // installs their handles and makes the operator's digest what was written.
 func (s *session) writeLoaded(lo *loadOp, sp *loadSpill) error {
-	outs := make([]*loadedOut, len(lo.ranges))
-	defer func() {
-		for _, o := range outs {
-			if o != nil && o.f != nil {
-				o.f.Close()
-			}
-		}
-	}()
-	for i, rg := range lo.ranges {
-		o := &loadedOut{name: newStateFileName(), rg: rg, offsets: make([]int64, rg.Len())}
-		outs[i] = o
-		f, err := os.OpenFile(filepath.Join(s.stage, o.name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return err
-		}
-		o.f, o.bw = f, bufio.NewWriterSize(f, 256<<10)
-		s.fresh[o.name] = 0
-		if o.w, err = keyed.NewWriter(o.bw, lo.header); err != nil {
-			return err
-		}
+	outs, err := s.openLoaded(lo)
+	defer closeLoaded(outs)
+	if err != nil {
+		return err
 	}
-	// outOf is the output whose range holds kg (key groups come in order).
-	sub := 0
-	outOf := func(kg int32) *loadedOut {
-		for !lo.ranges[sub].Contains(kg) {
-			sub++
-		}
-		return outs[sub]
-	}
+	outOf := outputOf(lo, outs)
 	for i := range lo.parts {
 		p := &lo.parts[i]
 		if p.count == 0 {
@@ -294,6 +271,53 @@ func (s *session) writeLoaded(lo *loadOp, sp *loadSpill) error {
 		}
 		*p = loadPart{}
 	}
+	return s.finishLoaded(lo, outs)
+}
+
+// openLoaded creates the keyed-state files of lo.op's subtasks in the staging directory, each
+// with its header written.
+func (s *session) openLoaded(lo *loadOp) ([]*loadedOut, error) {
+	outs := make([]*loadedOut, 0, len(lo.ranges))
+	for _, rg := range lo.ranges {
+		o := &loadedOut{name: newStateFileName(), rg: rg, offsets: make([]int64, rg.Len())}
+		f, err := os.OpenFile(filepath.Join(s.stage, o.name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return outs, err
+		}
+		outs = append(outs, o)
+		o.f, o.bw = f, bufio.NewWriterSize(f, 256<<10)
+		s.fresh[o.name] = 0
+		if o.w, err = keyed.NewWriter(o.bw, lo.header); err != nil {
+			return outs, err
+		}
+	}
+	return outs, nil
+}
+
+// closeLoaded closes the files of outs that are still open.
+func closeLoaded(outs []*loadedOut) {
+	for _, o := range outs {
+		if o != nil && o.f != nil {
+			o.f.Close()
+			o.f = nil
+		}
+	}
+}
+
+// outputOf gives the output whose range holds a key group, for key groups in increasing order.
+func outputOf(lo *loadOp, outs []*loadedOut) func(kg int32) *loadedOut {
+	sub := 0
+	return func(kg int32) *loadedOut {
+		for !lo.ranges[sub].Contains(kg) {
+			sub++
+		}
+		return outs[sub]
+	}
+}
+
+// finishLoaded syncs and closes the files of lo.op's subtasks, installs their handles and makes
+// the operator's digest what was written.
+func (s *session) finishLoaded(lo *loadOp, outs []*loadedOut) error {
 	for i, o := range outs {
 		if err := finishFile(o.bw, o.f); err != nil {
 			return err
