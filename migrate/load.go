@@ -18,8 +18,12 @@ import (
 // each naming its operator): operators, state names, types, parallelism and max parallelism
 // stay the source's (`savepoint create --like`). Each entry is encoded with the serializers of
 // the source's keyed-state header (serializer.NewEncoder), its key group computed from its key's
-// Java hashCode, and the entries are sorted by key group with bounded memory (the spill budget,
-// Options.SpillBudget):
+// Java hashCode (on every core, in blocks of lines put back in file order: loadread.go).
+//
+// Data in key-group order per operator (as `savepoint dump` prints it) is written straight into
+// the output files, a key group's block at a time (loadDirect). Otherwise (the first record
+// out of order drops those files and the data is read again), the entries are sorted by key
+// group with bounded memory (the spill budget, Options.SpillBudget):
 //
 //	data.jsonl --encode--> record (kg u16, sid u16, u32 klen, key, u32 vlen, value)
 //	                         |  appended to its partition: 64 (at most) runs of consecutive key

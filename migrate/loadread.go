@@ -48,7 +48,11 @@ type loadWorker struct {
 	in     serializer.Input
 	per    map[*loadOp]*workerOp
 	byTok  map[string]*loadOp // operator tokens seen, with their operator (nil: none)
-	raw    rawLine
+	// the last line's operator token and operator: lines come in runs of one operator
+	lastTok []byte
+	lastLo  *loadOp
+	lastWo  *workerOp
+	raw     rawLine
 }
 
 // workerOp is what a worker has of one keyed operator: its own encoder and hasher (they keep
@@ -317,7 +321,10 @@ func (w *loadWorker) fast(bt *loadBatch) bool {
 	if r.mode != nil || len(r.operator) < 2 || r.operator[0] != '"' {
 		return false
 	}
-	lo, seen := w.byTok[string(r.operator)]
+	lo, seen := w.lastLo, bytes.Equal(r.operator, w.lastTok)
+	if !seen {
+		lo, seen = w.byTok[string(r.operator)]
+	}
 	if !seen {
 		label := string(r.operator[1 : len(r.operator)-1])
 		if lo = w.ops[strings.ToLower(label)]; lo == nil {
@@ -327,10 +334,14 @@ func (w *loadWorker) fast(bt *loadBatch) bool {
 			w.byTok[string(r.operator)] = lo
 		}
 	}
+	if lo != w.lastLo || w.lastWo == nil {
+		w.lastWo = w.per[lo]
+	}
+	w.lastTok, w.lastLo = append(w.lastTok[:0], r.operator...), lo
 	if lo == nil || lo.header == nil {
 		return false
 	}
-	wo := w.per[lo]
+	wo := w.lastWo
 	if wo.hasher == nil {
 		return false
 	}

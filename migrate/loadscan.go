@@ -114,18 +114,26 @@ func (p *flatScan) str() ([]byte, bool) {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
 		return nil, false
 	}
-	for j := p.i + 1; j < len(p.b); j++ {
-		switch c := p.b[j]; {
-		case c == '"':
-			tok := p.b[p.i : j+1]
-			p.i = j + 1
-			return tok, true
-		case c == '\\' || c < 0x20 || c >= 0x80:
-			return nil, false
-		}
+	j := p.i + 1
+	for j < len(p.b) && !strStop[p.b[j]] {
+		j++
 	}
-	return nil, false
+	if j == len(p.b) || p.b[j] != '"' {
+		return nil, false
+	}
+	tok := p.b[p.i : j+1]
+	p.i = j + 1
+	return tok, true
 }
+
+// strStop are the bytes that end a string token: its closing quote, or what the fast path
+// leaves to encoding/json (escapes, control bytes, bytes past ASCII).
+var strStop = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
 
 // scalar is a string, number, true, false or null token.
 func (p *flatScan) scalar() ([]byte, bool) {

@@ -21,6 +21,7 @@ import (
 type RecordEncoder struct {
 	states map[string]*stateEncoder
 	names  []string
+	byName []*stateEncoder // states[names[i]] when the names are few (EncodeRaw's lookup)
 	key    serializer.Encoder
 	rawKey serializer.RawEncoder // EncodeRaw's
 	keyErr error
@@ -57,6 +58,7 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 		se := &stateEncoder{id: sd.ID, kind: sd.Kind, ttl: sd.TTL, ambiguous: sd.ambiguous}
 		e.names = append(e.names, sd.Meta.Name)
 		e.states[sd.Meta.Name] = se
+		e.byName = append(e.byName, se)
 		m := sd.Meta
 		if sd.Kind == "timer" {
 			ts := m.Serializer(SerValue)

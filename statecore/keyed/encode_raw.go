@@ -24,7 +24,7 @@ type rawEncoders struct {
 // the record and calls Encode, which gives the answer or the error. Building no error messages
 // and no map, it encodes a record without allocating.
 func (e *RecordEncoder) EncodeRaw(r *RawRecord) (Encoded, bool) {
-	se := e.states[string(rawText(r.State))]
+	se := e.stateNamed(rawText(r.State))
 	if se == nil || se.err != nil || e.keyErr != nil || e.rawKey == nil || se.raw.ns == nil || se.raw.v == nil ||
 		se.kind == "timer" || se.kind == "list" || r.State == nil || r.State[0] != '"' {
 		return Encoded{}, false
@@ -79,6 +79,20 @@ func (e *RecordEncoder) EncodeRaw(r *RawRecord) (Encoded, bool) {
 	}
 	e.buf = b
 	return Encoded{StateID: se.id, Rest: b[:keyEnd], Value: b[keyEnd:]}, true
+}
+
+// stateNamed is states[name], found without hashing among a few states (the last of a
+// repeated name, as in the map).
+func (e *RecordEncoder) stateNamed(name []byte) *stateEncoder {
+	if len(e.names) > 8 {
+		return e.states[string(name)]
+	}
+	for i := len(e.names) - 1; i >= 0; i-- {
+		if e.names[i] == string(name) {
+			return e.byName[i]
+		}
+	}
+	return nil
 }
 
 // rawText is a string token's text (the token itself when it is no string: no state has a
