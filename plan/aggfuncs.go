@@ -37,7 +37,8 @@ import (
 // and other functions are not derived.
 //
 // Checked against the serializer snapshots of the accumulator rows Flink 2.3.0 wrote
-// (testdata/upgrades/types-savepoints/group-builtins and retract-builtins).
+// (testdata/upgrades/types-savepoints/group-builtins, retract-builtins, over-builtins and
+// window-builtins).
 
 // runtimeAggPkg is the package of Flink's imperative built-in aggregate functions.
 const runtimeAggPkg = "org.apache.flink.table.runtime.functions.aggregate."

@@ -54,6 +54,26 @@ final class TypeCatalogueAggs {
         TypeCatalogueV23.BASES.put("group-split-incremental", new String[] {"group-aggregate", "COUNT(*) AS cnt", "COUNT(DISTINCT order_id) AS cnt",
             "CREATE TABLE orders (", SPLIT + MINIBATCH + "CREATE TABLE orders ("});
 
+        // An over aggregate (ROWS 2 PRECEDING: every call retracts the row leaving the window)
+        // and a tumbling window aggregate computing the built-ins; their own specs
+        // (types-specs/over-builtins.json, window-builtins.json).
+        TypeCatalogueV23.BASES.put("over-builtins", new String[] {"over-aggregate",
+            "  last3 INT\n) WITH", "  last3 INT,\n  avg3 INT,\n  lo INT,\n  hi INT,\n  first3 INT,\n  last_a INT\n) WITH",
+            "    ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS last3\n",
+            "    ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS last3,\n  AVG(amount) OVER w AS avg3, MIN(amount) OVER w AS lo, MAX(amount) OVER w AS hi,\n"
+                + "  FIRST_VALUE(amount) OVER w AS first3, LAST_VALUE(amount) OVER w AS last_a\n",
+            "FROM orders;", "FROM orders\nWINDOW w AS (PARTITION BY user_id ORDER BY pt ROWS BETWEEN 2 PRECEDING AND CURRENT ROW);"});
+        TypeCatalogueV23.BASES.put("window-builtins", new String[] {"window-aggregate",
+            "  total INT\n) WITH", "  total INT,\n  avg_i INT,\n  lo INT,\n  hi INT,\n  first_a INT,\n  last_a INT,\n  names STRING\n) WITH",
+            "SUM(amount) AS total\n", "SUM(amount) AS total, AVG(amount) AS avg_i, MIN(amount) AS lo, MAX(amount) AS hi,\n"
+                + "  FIRST_VALUE(amount) AS first_a, LAST_VALUE(amount) AS last_a, LISTAGG(CAST(amount AS STRING)) AS names\n"});
+        TypeCatalogueV23.CASES.put("v23-over-builtins-same", new String[] {"over-builtins"});
+        TypeCatalogueV23.CASES.put("v23-over-builtins-max-retyped", new String[] {"over-builtins", "MAX(amount) OVER w AS hi",
+            "CAST(MAX(CAST(amount AS BIGINT)) OVER w AS INT) AS hi"});
+        TypeCatalogueV23.CASES.put("v23-window-builtins-same", new String[] {"window-builtins"});
+        TypeCatalogueV23.CASES.put("v23-window-builtins-avg-to-double", new String[] {"window-builtins", "AVG(amount) AS avg_i",
+            "CAST(AVG(CAST(amount AS DOUBLE)) AS INT) AS avg_i"});
+
         // Built-ins over an append-only input.
         TypeCatalogueV23.CASES.put("v23-builtins-same", new String[] {"group-builtins"});
         TypeCatalogueV23.CASES.put("v23-builtins-alias-changed", new String[] {"group-builtins", "AS avg_i, AVG(order_id) AS avg_b", "AS mean_i, AVG(order_id) AS mean_b"});
