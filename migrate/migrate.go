@@ -137,6 +137,9 @@ type session struct {
 	// remote is the object-store destination (nil for a local DST): finish lists unchanged
 	// files as copies instead of bringing them into the stage, and publish uploads.
 	remote *remote
+	// stagedVerify: publish verifies the staged output while it uploads, then compares the
+	// uploaded objects with it byte for byte (see verifyStage in publish.go).
+	stagedVerify bool
 }
 
 // Run migrates the savepoint at src into the new directory dst with steps.
@@ -295,6 +298,7 @@ func Run(src, dst string, steps []Step, opt Options) (rep *Report, err error) {
 		if !opt.NoVerify {
 			verify = func(out *savepoint.Savepoint) error { return s.verifyOutput(out, byIdentity) }
 		}
+		s.stagedVerify = !byIdentity && len(rem.copies) == 0
 		if err := s.publish(ctx, data, verify); err != nil {
 			if s.report.Verify != nil {
 				return s.report, err

@@ -359,8 +359,8 @@ func TestPublishChecksUploads(t *testing.T) {
 // TestPublishVerifiesRereadBytes: an uploaded object damaged on the server after its upload, in
 // place, behind the server's back (same size; the server still lists the ETag of the upload, so
 // the listing check cannot see it), is caught by verification's re-read of the object, whether
-// the byte lies in the state file's header or among its last entries: the run fails before
-// _metadata is written and removes what it uploaded.
+// the byte lies in the state file's header or among its last entries: the byte is named, the
+// run fails before _metadata is written and removes what it uploaded.
 func TestPublishVerifiesRereadBytes(t *testing.T) {
 	srv := s3test.Require(t)
 	bucket := srv.Bucket(t, "reread-uploads")
@@ -369,13 +369,12 @@ func TestPublishVerifiesRereadBytes(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		at   func(size int64) int64
-		want string
 	}{
-		{"header", func(int64) int64 { return 40 }, "verify: read the output back: "},
-		{"entries", func(size int64) int64 { return size - 3 }, "but the checksum differs"},
+		{"header", func(int64) int64 { return 40 }},
+		{"entries", func(size int64) int64 { return size - 3 }},
 	} {
 		outDir := filepath.Join(srv.Dir, bucket, "out-"+c.name)
-		damaged := ""
+		damaged, damagedAt := "", int64(0)
 		testHookPublish = func(at string) {
 			if at != "temporary metadata" {
 				return
@@ -402,7 +401,7 @@ func TestPublishVerifiesRereadBytes(t *testing.T) {
 					t.Fatal(err)
 				}
 				f.Close()
-				damaged = e.Name()
+				damaged, damagedAt = e.Name(), at
 				return
 			}
 		}
@@ -411,8 +410,9 @@ func TestPublishVerifiesRereadBytes(t *testing.T) {
 		if damaged == "" {
 			t.Fatalf("%s: no uploaded object to damage", c.name)
 		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: run with %s damaged on the server after its upload: %v, want %q", c.name, damaged, err, c.want)
+		want := fmt.Sprintf("verify: s3://%s/out-%s/%s differs from the verified staged output at offset %d ", bucket, c.name, damaged, damagedAt)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: run with %s damaged on the server after its upload: %v, want %q", c.name, damaged, err, want)
 		}
 		if ents, _ := os.ReadDir(outDir); len(ents) > 0 {
 			var names []string
@@ -421,6 +421,47 @@ func TestPublishVerifiesRereadBytes(t *testing.T) {
 			}
 			t.Errorf("%s: DST holds %v after the failed run, want nothing", c.name, names)
 		}
+	}
+}
+
+// TestPublishVerifiesStage: an object-store run verifies its staged output while it uploads
+// (verifyStage): a staged state file damaged before verification (so that DST receives, and the
+// byte comparison finds, the same damaged bytes) fails the run on the digests, before
+// _metadata is written, and DST is left empty.
+func TestPublishVerifiesStage(t *testing.T) {
+	srv := s3test.Require(t)
+	bucket := srv.Bucket(t, "verified-stage")
+	copyStore(t, fixture(t, "keyed-hashmap"), "s3://"+bucket+"/src")
+	damaged := ""
+	testHookBeforeVerify = func(stage string) {
+		ents, _ := os.ReadDir(stage)
+		for _, e := range ents {
+			if e.Name() == "_metadata" || e.IsDir() {
+				continue
+			}
+			p := filepath.Join(stage, e.Name())
+			b, err := os.ReadFile(p)
+			if err != nil || len(b) <= 3 {
+				continue
+			}
+			b[len(b)-3] ^= 0x01 // the last byte of the last value, before the end mark
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			damaged = e.Name()
+			return
+		}
+	}
+	t.Cleanup(func() { testHookBeforeVerify = nil })
+	_, err := Run("s3://"+bucket+"/src", "s3://"+bucket+"/out", []Step{&Rescale{MaxParallelism: 256}}, Options{})
+	if damaged == "" {
+		t.Fatal("no staged state file to damage")
+	}
+	if err == nil || !strings.Contains(err.Error(), "checksum differs") {
+		t.Errorf("run with the staged %s damaged: %v, want a checksum difference", damaged, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(srv.Dir, bucket, "out")); len(ents) > 0 {
+		t.Errorf("DST holds %d objects after the failed run, want none", len(ents))
 	}
 }
 

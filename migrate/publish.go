@@ -28,7 +28,9 @@ import (
 //     and DST are on the same store: CopyObject / UploadPartCopy, no bytes through statecraft);
 //  4. the metadata is uploaded as DST/.statecraft-tmp-_metadata, a name Flink never reads;
 //  5. verification re-reads the uploaded objects through that metadata (digests, or for a UID
-//     rename sizes and ETags of the copies);
+//     rename sizes and ETags of the copies); when every output file is staged, the staged
+//     output is verified by digests during step 3 instead, and every uploaded object, that
+//     metadata included, is re-read and compared with it byte for byte (see verifyStage);
 //  6. DST/_metadata is written: the commit point; then the temporary metadata and the
 //     partial list are removed.
 //
@@ -156,27 +158,23 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 		}
 	}()
 
-	s.opt.phase("uploading %d files and copying %d to %s", len(uploads), len(r.copies), r.dst.Location())
-	jobs := make(chan func() error)
-	errs := make(chan error, uploadWorkers)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	etags := map[string]string{} // ETag of each upload, as its commit returned it
-	for range uploadWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var first error
-			for job := range jobs {
-				if first == nil {
-					first = job()
-				}
+	// Verification of the staged output overlaps the uploads (see stagedVerify).
+	var staged chan error
+	if verify != nil && s.stagedVerify {
+		staged = make(chan error, 1)
+		go func() { staged <- s.verifyStage(verify) }()
+		defer func() {
+			if staged != nil {
+				<-staged // the stage is removed after publish returns
 			}
-			errs <- first
 		}()
 	}
+	s.opt.phase("uploading %d files and copying %d to %s", len(uploads), len(r.copies), r.dst.Location())
+	var mu sync.Mutex
+	etags := map[string]string{} // ETag of each upload, as its commit returned it
+	var jobs []func() error
 	for _, name := range uploads {
-		jobs <- func() error {
+		jobs = append(jobs, func() error {
 			if testHookPublish != nil {
 				testHookPublish("upload " + name)
 			}
@@ -185,10 +183,10 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 			etags[name] = etag
 			mu.Unlock()
 			return err
-		}
+		})
 	}
 	for _, c := range r.copies {
-		jobs <- func() error {
+		jobs = append(jobs, func() error {
 			src, base, err := r.source(ctx, c.from)
 			if err != nil {
 				return err
@@ -202,15 +200,10 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 			}
 			mu.Unlock()
 			return err
-		}
+		})
 	}
-	close(jobs)
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		if e != nil {
-			return e
-		}
+	if err := runJobs(uploadWorkers, jobs); err != nil {
+		return err
 	}
 	if testHookPublish != nil {
 		testHookPublish("temporary metadata")
@@ -218,7 +211,20 @@ func (s *session) publish(ctx context.Context, data []byte, verify func(out *sav
 	if err := putObject(ctx, r.dst, tmpMetadata, data); err != nil {
 		return err
 	}
-	if verify != nil {
+	if staged != nil {
+		err := <-staged
+		staged = nil
+		if err != nil {
+			return err
+		}
+		s.opt.phase("verifying the output on %s", r.dst.Location())
+		if err := s.checkUploads(ctx, etags); err != nil {
+			return err
+		}
+		if err := s.compareUploads(ctx, append(uploads, tmpMetadata)); err != nil {
+			return err
+		}
+	} else if verify != nil {
 		s.opt.phase("verifying the output on %s", r.dst.Location())
 		if err := s.checkUploads(ctx, etags); err != nil {
 			return err
@@ -333,6 +339,120 @@ func (s *session) checkUploads(ctx context.Context, etags map[string]string) err
 		case etag != "" && o.ETag != etag:
 			return fmt.Errorf("verify: %s has ETag %q, its upload committed %q (the object changed, or the server's listing is stale)", where, o.ETag, etag)
 		}
+	}
+	return nil
+}
+
+// runJobs runs jobs on workers goroutines and returns the first error; a worker stops taking
+// jobs after its first error, the others go on with theirs.
+func runJobs(workers int, jobs []func() error) error {
+	ch := make(chan func() error)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var first error
+			for job := range ch {
+				if first == nil {
+					first = job()
+				}
+			}
+			errs <- first
+		}()
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// A run whose every output file is staged (no unchanged file reaches DST by a copy) and that is
+// verified by digests verifies the staged output, as a local run verifies its stage, while the
+// uploads go on: the server is busy taking the bytes and statecraft's core would otherwise wait.
+// Verification then re-reads every uploaded object, the temporary metadata included, and
+// compares it byte for byte with its staged file (compareUploads): what DST holds is what was
+// verified, every byte of it, headers included (the digests cover entries). The uploads and the
+// re-read are the same as the other way's, which re-reads DST through the temporary metadata
+// and digests it there, one step after the other; a run with copies still does that, since its
+// stage does not hold the copied files.
+
+// verifyStage verifies the staged output (stage/_metadata and the staged state files).
+func (s *session) verifyStage(verify func(out *savepoint.Savepoint) error) error {
+	out, err := savepoint.Open(s.stage)
+	if err != nil {
+		return fmt.Errorf("verify: re-open the output: %w", err)
+	}
+	defer out.Close()
+	return verify(out)
+}
+
+// compareChunk is how much of an uploaded object and of its staged file compareUploads holds at
+// a time.
+const compareChunk = 1 << 20
+
+// compareUploads re-reads each uploaded object from DST (the temporary metadata as
+// tmpMetadata, compared with stage/_metadata) and compares it byte for byte with its staged
+// file, in parallel.
+func (s *session) compareUploads(ctx context.Context, names []string) error {
+	var jobs []func() error
+	for _, name := range names {
+		jobs = append(jobs, func() error {
+			file := name
+			if name == tmpMetadata {
+				file = savepoint.MetadataFileName
+			}
+			return s.compareUpload(ctx, name, filepath.Join(s.stage, filepath.FromSlash(file)))
+		})
+	}
+	return runJobs(uploadWorkers, jobs)
+}
+
+func (s *session) compareUpload(ctx context.Context, name, file string) error {
+	where := s.remote.dst.Location().Join(name)
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	o, err := s.remote.dst.Open(ctx, name)
+	if err != nil {
+		return fmt.Errorf("verify: re-read %s: %w", where, err)
+	}
+	defer o.Close()
+	if o.Size() != fi.Size() {
+		return fmt.Errorf("verify: %s has %d bytes, its staged file %d", where, o.Size(), fi.Size())
+	}
+	got, want := make([]byte, compareChunk), make([]byte, compareChunk)
+	for off := int64(0); off < fi.Size(); {
+		n := int(min(int64(compareChunk), fi.Size()-off))
+		if _, err := o.ReadAt(got[:n], off); err != nil && !(err == io.EOF && off+int64(n) == fi.Size()) {
+			return fmt.Errorf("verify: re-read %s: %w", where, err)
+		}
+		if _, err := f.ReadAt(want[:n], off); err != nil && err != io.EOF {
+			return fmt.Errorf("verify: %w", err)
+		}
+		if !bytes.Equal(got[:n], want[:n]) {
+			i := 0
+			for got[i] == want[i] {
+				i++
+			}
+			return fmt.Errorf("verify: %s differs from the verified staged output at offset %d (%#02x, staged %#02x): the object changed after its upload, or was damaged on the way", where, off+int64(i), got[i], want[i])
+		}
+		off += int64(n)
 	}
 	return nil
 }
