@@ -130,6 +130,10 @@ public final class TypeCatalogue {
             "INSERT INTO order_out\nSELECT order_id, user_id, amount FROM (\n  SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY pt DESC) AS rn\n  FROM orders)\nWHERE rn = 1;\n", ""});
         V120.put("v120-window-size-changed", new String[] {"window-aggregate", "INTERVAL '10' SECOND", "INTERVAL '20' SECOND"});
         V120.put("v120-window-sum-to-max", new String[] {"window-aggregate", "SUM(amount) AS total", "MAX(amount) AS total"});
+        // Built-in aggregate functions (TypeCatalogueAggs has the 2.3 ones): AVG's accumulator
+        // against a 1.20 SUM's, over retractions and not.
+        V120.put("v120-dedup-aggregate-sum-to-avg", new String[] {"dedup-then-aggregate", "SUM(amount) AS total", "CAST(AVG(amount) AS INT) AS total"});
+        V120.put("v120-group-avg-added", new String[] {"group-aggregate", "SUM(amount) AS total", "SUM(amount) + CAST(AVG(amount) AS INT) AS total"});
     }
 
     public static int run(String[] args) throws Exception {
