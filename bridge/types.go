@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/statecraft/statecraft/plan"
@@ -32,6 +33,10 @@ const (
 	// plan. Flink 2.2+ migrates such state on restore (TtlAwareSerializer, FLINK-37295); older
 	// versions refuse it, so for a plan of Flink < 2.2 the verdict is incompatible instead.
 	TypesMigrates = "compatible-after-migration"
+	// TypesNotRead: a state of the savepoint that the plan's operator does not register (its
+	// states are all known, plan.StateTypes.Complete): Flink restores it and never reads it, so
+	// the node goes on without it.
+	TypesNotRead = "not-read"
 )
 
 // TypeVerdict is the prediction for one state of a restored node ("(key)" for its key).
@@ -41,6 +46,9 @@ type TypeVerdict struct {
 	Savepoint []string `json:"savepointTypes,omitempty"`
 	Plan      []string `json:"planTypes,omitempty"`
 	Detail    string   `json:"detail,omitempty"`
+	// Finding is the finding code of an incompatible verdict that is not a serializer
+	// mismatch ("state-missing"), "" for "type-incompatible".
+	Finding string `json:"finding,omitempty"`
 }
 
 // KeyState names the key serializer among a node's type verdicts.
@@ -56,6 +64,11 @@ func checkTypes(n *plan.Node, o *Operator) []TypeVerdict {
 	out := []TypeVerdict{compareRow(KeyState, o.keySerializer, st.Key, st.KeyWhy)}
 	for _, name := range o.KeyedStates {
 		want, ok := st.Values[name]
+		if !ok && st.Complete {
+			out = append(out, TypeVerdict{State: name, Verdict: TypesNotRead, Savepoint: []string{snapshotShape(valueSnapshot(o.metas[name]))},
+				Detail: fmt.Sprintf("%s's operator registers %s, not %s", n.Name, strings.Join(sortedNames(st.Values), ", "), name)})
+			continue
+		}
 		if !ok {
 			why := st.ValueWhy
 			if why == "" {
@@ -69,9 +82,17 @@ func checkTypes(n *plan.Node, o *Operator) []TypeVerdict {
 			ttlMigration(&v, n, name, o.metas[name])
 		}
 		if v.Verdict != TypesIncompatible {
-			compareNamespace(&v, o.metas[name].Serializer(keyed.SerNamespace), st.Namespace)
+			compareNamespace(&v, o.metas[name].Serializer(keyed.SerNamespace), st.NamespaceOf(name))
 		}
 		out = append(out, v)
+	}
+	// A state the plan's node cannot do without, beside one the savepoint holds.
+	for _, name := range sortedNames(st.Requires) {
+		req := st.Requires[name]
+		if o.metas[req.With] != nil && o.metas[name] == nil {
+			out = append(out, TypeVerdict{State: name, Verdict: TypesIncompatible, Finding: "state-missing",
+				Detail: fmt.Sprintf("the savepoint has %s but no %s: %s", req.With, name, req.Why)})
+		}
 	}
 	// Timers: a TimerSerializer of the key and the namespace; the key is checked above.
 	for _, name := range o.Timers {
@@ -151,6 +172,16 @@ func hasTTL(s *serializer.Snapshot) bool {
 	return false
 }
 
+// sortedNames are m's keys in order.
+func sortedNames[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func errSuffix(e string) string {
 	if e == "" {
 		return ""
@@ -226,6 +257,10 @@ func typeFindings(r *Report, n *plan.NodeUIDs, o *Operator, vs []TypeVerdict) {
 	for _, v := range vs {
 		switch v.Verdict {
 		case TypesIncompatible:
+			if v.Finding != "" {
+				r.add(SevError, v.Finding, n.ID, o.UID, o.Hash, fmt.Sprintf("node %d (%s): state %s: %s", n.ID, n.Type, v.State, v.Detail))
+				continue
+			}
 			what := "state " + v.State + "'s value serializer"
 			flinkSays := "the new state serializer must not be incompatible with the old state serializer"
 			if v.State == KeyState {
@@ -235,6 +270,9 @@ func typeFindings(r *Report, n *plan.NodeUIDs, o *Operator, vs []TypeVerdict) {
 				n.ID, n.Type, what, v.Detail, flinkSays))
 		case TypesNotChecked:
 			unchecked = append(unchecked, fmt.Sprintf("%s (%s)", v.State, v.Detail))
+		case TypesNotRead:
+			r.add(SevWarning, "state-unread", n.ID, o.UID, o.Hash, fmt.Sprintf("node %d (%s): the savepoint's state %s is not one the plan's operator reads (%s): Flink restores it unread, so the node goes on without it",
+				n.ID, n.Type, v.State, v.Detail))
 		case TypesMigrates:
 			r.add(SevInfo, "type-migrates", n.ID, o.UID, o.Hash, fmt.Sprintf("node %d (%s): state %s restores after migration: %s", n.ID, n.Type, v.State, v.Detail))
 		}

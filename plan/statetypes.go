@@ -22,7 +22,8 @@ import (
 //
 //	incremental-group-aggregate                "partialAggGrouping" (the key and the DISTINCT bucket)
 //	group-aggregate, global-group-aggregate,   "grouping"
-//	global-window-aggregate, window-aggregate
+//	global-window-aggregate, window-aggregate,
+//	group-window-aggregate
 //	join, interval-join                        "joinSpec.leftKeys" / "intervalJoinSpec.joinSpec.leftKeys" (input 0)
 //	rank, sort-limit                           "partition.fields"
 //	deduplicate, changelog-normalize           "uniqueKeys"
@@ -55,10 +56,13 @@ import (
 //	                              smallestTSState; RANGE:
 //	                              cleanupTsState
 //
-// Anything else is reported as not derived, with the reason, never guessed. Time attributes
-// (PROCTIME, ROWTIME columns) have no SQL string in the plan, only a JSON type: they compare as
-// the plain timestamp they are (timeAttributeType); a field of any other type without a SQL
-// string is "" and never compared, so a row holding one is at best "not checked" on that field.
+// More nodes (UpdateFast Top-N, event-time keep-last deduplication, session windows, the legacy
+// group window aggregate) are in statetypes_nodes.go. Anything else is reported as not derived,
+// with the reason, never guessed (a Top-1 and a first-N by processing time keep other states).
+// Time attributes (PROCTIME, ROWTIME columns) have no SQL string in the plan, only a JSON type:
+// they compare as the plain timestamp they are (timeAttributeType); a field of any other type
+// without a SQL string is "" and never compared, so a row holding one is at best "not checked"
+// on that field.
 
 // StateTypes is what a node's operator will declare for its keyed state.
 type StateTypes struct {
@@ -73,6 +77,33 @@ type StateTypes struct {
 	// named like serializer.JavaType: "Long" (a window aggregate's slice end), "VoidNamespace"
 	// (every other SQL operator); "" when not derived.
 	Namespace string
+	// StateNamespaces holds the states declared under another namespace than Namespace (a
+	// legacy session window's window mapping is under VoidNamespace, its other states under
+	// TimeWindow).
+	StateNamespaces map[string]string
+	// Complete: Values are every keyed state the node's operator registers, so a savepoint
+	// state of another name is one the restored operator never reads (Flink restores it and
+	// leaves it unread).
+	Complete bool
+	// Requires: a state the node cannot do without once the savepoint holds another of its
+	// states (Requirement.With); a savepoint with that one and without this one fails the
+	// restored job.
+	Requires map[string]Requirement
+}
+
+// Requirement is StateTypes.Requires' entry: With is the state whose presence demands it, Why
+// what Flink does without it.
+type Requirement struct {
+	With string
+	Why  string
+}
+
+// NamespaceOf is the namespace the node declares its keyed state name with.
+func (st StateTypes) NamespaceOf(name string) string {
+	if ns, ok := st.StateNamespaces[name]; ok {
+		return ns
+	}
+	return st.Namespace
 }
 
 // keyFieldPaths are the JSON paths of each node's key field indices (input 0).
@@ -81,6 +112,7 @@ var keyFieldPaths = map[string]string{
 	"stream-exec-global-group-aggregate":      "grouping",
 	"stream-exec-incremental-group-aggregate": "partialAggGrouping",
 	"stream-exec-window-aggregate":            "grouping",
+	"stream-exec-group-window-aggregate":      "grouping",
 	"stream-exec-global-window-aggregate":     "grouping",
 	"stream-exec-join":                        "joinSpec.leftKeys",
 	"stream-exec-interval-join":               "intervalJoinSpec.joinSpec.leftKeys",
@@ -136,6 +168,9 @@ func (n *Node) StateTypes() StateTypes {
 	switch n.Name {
 	case "stream-exec-group-aggregate", "stream-exec-global-group-aggregate", "stream-exec-window-aggregate", "stream-exec-global-window-aggregate":
 		why = n.aggregateNodeStates(st.Values)
+		if why == "" && gjson.Get(n.Raw, "windowing.window.type").Str == "SessionWindow" {
+			n.mergingWindowStates(&st)
+		}
 	case "stream-exec-incremental-group-aggregate":
 		why = n.incrementalStates(st.Values)
 	case "stream-exec-join":
@@ -144,10 +179,14 @@ func (n *Node) StateTypes() StateTypes {
 		why = n.intervalJoinTypes(st.Values)
 	case "stream-exec-rank":
 		why = n.rankTypes(st.Values)
+		st.Complete = why == "" && gjson.Get(n.Raw, "rankRange.type").Str == "Constant"
 	case "stream-exec-deduplicate":
 		why = n.dedupTypes(st.Values)
+		st.Complete = why == "" && gjson.Get(n.Raw, `configuration.table\.exec\.mini-batch\.enabled`).Str == "false"
 	case "stream-exec-over-aggregate":
 		why = n.overTypes(st.Values)
+	case "stream-exec-group-window-aggregate":
+		why = n.groupWindowTypes(&st)
 	case "stream-exec-changelog-normalize":
 		var cols []column
 		if cols, why = n.inputColumns(0); why == "" {
@@ -165,17 +204,14 @@ func (n *Node) StateTypes() StateTypes {
 }
 
 // namespace: window aggregates keep each window's state under its slice end (a Long) for the
-// windows that slice (tumbling, hopping, cumulating); session windows keep TimeWindow
-// namespaces, which statecraft does not derive. Every other SQL operator uses VoidNamespace.
+// windows that slice (tumbling, hopping, cumulating); session windows and the legacy group
+// windows keep TimeWindow namespaces (windowNamespace, statetypes_nodes.go). Every other SQL
+// operator uses VoidNamespace.
 func (n *Node) namespace() string {
 	if !strings.HasSuffix(n.Name, "window-aggregate") {
 		return "VoidNamespace"
 	}
-	switch gjson.Get(n.Raw, "windowing.window.type").Str {
-	case "TumblingWindow", "HoppingWindow", "CumulativeWindow":
-		return "Long"
-	}
-	return ""
+	return n.windowNamespace()
 }
 
 func sortedKeys(m map[string]ValueType) []string {
@@ -278,14 +314,23 @@ func (n *Node) intervalJoinTypes(vals map[string]ValueType) string {
 // in the restore check.
 func (n *Node) rankTypes(vals map[string]ValueType) string {
 	strategy := gjson.Get(n.Raw, "rankStrategy.type").Str
-	if strategy != "AppendFast" && strategy != "Retract" {
-		return fmt.Sprintf("rankStrategy %q: statecraft derives the state of the AppendFast and Retract Top-N only", strategy)
+	if strategy != "AppendFast" && strategy != "Retract" && strategy != "UpdateFast" {
+		return fmt.Sprintf("rankStrategy %q: statecraft derives the state of the AppendFast, UpdateFast and Retract Top-N only", strategy)
+	}
+	if strategy == "AppendFast" && n.firstN() {
+		return "a first-N by ascending processing time (AppendOnlyFirstNFunction, state counterState): statecraft does not derive its state"
+	}
+	if r := gjson.Get(n.Raw, "rankRange"); strategy != "Retract" && r.Get("type").Str == "Constant" && r.Get("start").Int() == 1 && r.Get("end").Int() == 1 {
+		return "a Top-1 (FastTop1Function, state Top1-Rank-State): statecraft does not derive its state"
 	}
 	cols, why := n.inputColumns(0)
 	if why != "" {
 		return why
 	}
 	types := columnTypes(cols)
+	if strategy == "UpdateFast" {
+		return n.updateFastRankTypes(vals, types)
+	}
 	var sortKey, pos, asc, nullsLast []string
 	for k, f := range gjson.Get(n.Raw, "orderBy.fields").Array() {
 		i := int(f.Get("index").Int())
@@ -314,15 +359,15 @@ func (n *Node) rankTypes(vals map[string]ValueType) string {
 // seen.
 func (n *Node) dedupTypes(vals map[string]ValueType) string {
 	if gjson.Get(n.Raw, "isRowtime").Bool() {
-		// Keep first with insert-only output: the first row waits for the watermark, then a
-		// flag says it was emitted.
-		if gjson.Get(n.Raw, "keepLastRow").Bool() || !gjson.Get(n.Raw, "outputInsertOnly").Bool() {
-			return "event-time deduplication keeping the last row or emitting updates: statecraft does not derive its state"
-		}
 		cols, why := n.inputColumns(0)
 		if why != "" {
 			return why
 		}
+		if gjson.Get(n.Raw, "keepLastRow").Bool() || !gjson.Get(n.Raw, "outputInsertOnly").Bool() {
+			return n.rowtimeDedupTypes(vals, cols)
+		}
+		// Keep first with insert-only output: the first row waits for the watermark, then a
+		// flag says it was emitted.
 		vals["waiting-to-emit-on-timer"] = RowOf(columnTypes(cols))
 		vals["already-emitted-state-boolean"] = ValueType{Kind: "Boolean"}
 		return ""

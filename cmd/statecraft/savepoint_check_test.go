@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -118,8 +119,8 @@ func TestSavepointCheckBadInput(t *testing.T) {
 
 // TestSavepointCheckTypes: the type verdicts of the type catalogue on the command line: a key
 // that gained a column is an error naming the fields (Flink refused it), so is COUNT -> COUNT
-// DISTINCT, a state statecraft does not derive is "types not checked" (exit 0, exit 2 with
-// --strict), SUM -> MAX is an error only with
+// DISTINCT, a state the new operator does not register is restored unread (a warning), a state
+// statecraft does not derive is "types not checked" (exit 0, exit 2 with --strict), SUM -> MAX is an error only with
 // --old-plan (Flink restored it with wrong results), and --json carries the per-state verdicts.
 func TestSavepointCheckTypes(t *testing.T) {
 	up := filepath.Join("..", "..", "testdata", "upgrades")
@@ -128,6 +129,14 @@ func TestSavepointCheckTypes(t *testing.T) {
 		t.Skipf("oracle fixture %s not present", sp)
 	}
 	newPlan := func(c string) string { return filepath.Join(up, "types", c, "new.plan.json") }
+	gw, err := os.ReadFile(filepath.Join(up, "types-savepoints", "group-window.plan.json"))
+	if err != nil || !bytes.Contains(gw, []byte(`"$SUM$1"`)) {
+		t.Fatalf("group-window.plan.json: %v, or it has no $SUM$1 call", err)
+	}
+	unknownAgg := filepath.Join(t.TempDir(), "collect.plan.json")
+	if err := os.WriteFile(unknownAgg, bytes.Replace(gw, []byte(`"$SUM$1"`), []byte(`"$COLLECT$1"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		code int
@@ -137,10 +146,14 @@ func TestSavepointCheckTypes(t *testing.T) {
 		// COUNT -> COUNT DISTINCT: the accumulator row gains the view's field (Flink refused it).
 		{[]string{"--plan", newPlan("count-distinct")}, exitFindings, "state accState's value serializer: the savepoint's row has 2 fields (BIGINT, BIGINT), the plan's 3 (BIGINT, BIGINT, RAW('org.apache.flink.table.api.dataview.MapView', NullSerializer))"},
 		// An event-time dedup turned from keep-first into keep-last (a 2.3.0 savepoint of the
-		// catalogue): statecraft does not derive the keep-last states.
+		// catalogue): keep last registers other states, Flink restores the old ones unread.
 		{[]string{"--plan", newPlan("v23-dedup-rowtime-first-to-last"), "@" + filepath.Join(up, "types-savepoints", "dedup-rowtime")}, exitOK,
-			"types not checked: already-emitted-state-boolean (event-time deduplication keeping the last row or emitting updates"},
-		{[]string{"--plan", newPlan("v23-dedup-rowtime-first-to-last"), "--strict", "@" + filepath.Join(up, "types-savepoints", "dedup-rowtime")}, exitFindings, "restores as far as checked"},
+			"warning: node 5 (stream-exec-deduplicate_1): the savepoint's state already-emitted-state-boolean is not one the plan's operator reads"},
+		// A call statecraft derives no accumulator for (the legacy group window's SUM made a
+		// COLLECT in a copy of its plan): "types not checked", an error only with --strict.
+		{[]string{"--plan", unknownAgg, "@" + filepath.Join(up, "types-savepoints", "group-window")}, exitOK,
+			"types not checked: window-aggs (aggCalls.0: $COLLECT$1: statecraft derives accumulators only for"},
+		{[]string{"--plan", unknownAgg, "--strict", "@" + filepath.Join(up, "types-savepoints", "group-window")}, exitFindings, "restores as far as checked"},
 		{[]string{"--plan", newPlan("sum-to-max")}, exitOK, "restores: every operator with state in the savepoint is claimed by the plan, with the state types checked"},
 		// TTL switched on (Flink 2.3.0 restored it): restores because Flink migrates the values.
 		{[]string{"--plan", newPlan("ttl-switched-on")}, exitOK, "with the state types checked; Flink migrates 1 state on restore"},

@@ -52,6 +52,7 @@ final class TypeCatalogueV23 {
         BASES.put("top-n-retract", new String[] {"top-n", "  FROM orders)",
             "  FROM (SELECT order_id, user_id, amount, pt FROM (\n    SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY pt DESC) AS rk FROM orders)\n    WHERE rk = 1))"});
         BASES.put("group-two-phase", new String[] {"group-aggregate", "CREATE TABLE orders (", MINIBATCH + "CREATE TABLE orders ("});
+        TypeCatalogueNodes.register(BASES, CASES);
 
         // Regular and interval joins.
         CASES.put("v23-join-key-retyped", new String[] {"join-inner", "  user_id BIGINT,\n", "  user_id INT,\n"});
