@@ -201,6 +201,7 @@ var convertFixtures = []struct{ fixture, restoreWith, expect string }{
 	{"../flink-1.20/savepoints/native-rocksdb", "rocksdb", ""},
 	{"../flink-1.20/savepoints/native-types-incremental", "rocksdb", ""},
 	{"../flink-1.20/savepoints/native-rescaled", "rocksdb", ""},
+	{"../flink-1.20/savepoints/native-named-window", "rocksdb", ""},
 	{"../flink-1.20/checkpoints/hashmap-full", "hashmap", ""},
 	{"../flink-1.20/checkpoints/rocksdb-full", "rocksdb", ""},
 	{"../flink-1.20/checkpoints/file-merged", "hashmap", ""},
