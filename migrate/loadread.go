@@ -53,6 +53,7 @@ type loadWorker struct {
 	lastLo  *loadOp
 	lastWo  *workerOp
 	raw     rawLine
+	prefix  flatPrefix
 }
 
 // workerOp is what a worker has of one keyed operator: its own encoder and hasher (they keep
@@ -309,7 +310,7 @@ func (bt *loadBatch) apply(sp *loadSpill) error {
 
 // record encodes line number n: by its tokens when it can, else decoded.
 func (w *loadWorker) record(bt *loadBatch, line []byte, n int) error {
-	if scanFlat(line, &w.raw) && w.fast(bt) {
+	if scanFlat(line, &w.raw, &w.prefix) && w.fast(bt) {
 		return nil
 	}
 	return w.decoded(bt, line, w.name+":"+strconv.Itoa(n))

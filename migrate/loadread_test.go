@@ -146,7 +146,7 @@ func TestLoadFastPathAgrees(t *testing.T) {
 						t.Fatalf("line %s:\nwith the fast path:\n%s\ndecoded:\n%s", m, got, want)
 					}
 					var r rawLine
-					if scanFlat([]byte(m), &r) && fw.fast(&loadBatch{}) {
+					if scanFlat([]byte(m), &r, nil) && fw.fast(&loadBatch{}) {
 						fast++
 					} else {
 						slow++
@@ -190,13 +190,47 @@ func TestScanFlat(t *testing.T) {
 		{`null`, false, ``},
 	} {
 		var r rawLine
-		ok := scanFlat([]byte(tc.line), &r)
+		ok := scanFlat([]byte(tc.line), &r, nil)
 		if ok != tc.ok || ok && string(r.rec.Key) != tc.key {
 			t.Errorf("scanFlat(%s) = %v, key %q; want %v, %q", tc.line, ok, r.rec.Key, tc.ok, tc.key)
 		}
 		if ok && !json.Valid([]byte(tc.line)) {
 			t.Errorf("scanFlat took %s, which is not JSON", tc.line)
 		}
+	}
+}
+
+// TestScanFlatPrefix: scanning lines one after the other, each going on from the prefix it
+// shares with an earlier one, gives what scanning each by itself gives: for the fixtures' lines
+// in dump order (the prefix used) and their mutants (the prefix missed, refreshed, or shared by
+// a line that then fails).
+func TestScanFlatPrefix(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	var lines []string
+	for _, name := range []string{"types-hashmap", "keyed-ttl-collections", "window-hashmap"} {
+		for i, l := range dumpKeyed(t, fixture(t, name)) {
+			lines = append(lines, l)
+			if i%5 == 0 {
+				lines = append(lines, mutants(l, rnd)...)
+			}
+		}
+	}
+	var pre flatPrefix
+	used := 0
+	for _, l := range lines {
+		var a, b rawLine
+		hit := len(pre.b) > 0 && strings.HasPrefix(l, string(pre.b)) && len(l) > len(pre.b)
+		okA := scanFlat([]byte(l), &a, &pre)
+		okB := scanFlat([]byte(l), &b, nil)
+		if okA != okB || fmt.Sprintf("%q", a) != fmt.Sprintf("%q", b) {
+			t.Fatalf("%s: with the prefix %q: %v %q; alone: %v %q", l, pre.b, okA, a, okB, b)
+		}
+		if hit {
+			used++
+		}
+	}
+	if used < len(lines)/2 {
+		t.Fatalf("the prefix was used for %d of %d lines", used, len(lines))
 	}
 }
 

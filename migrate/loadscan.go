@@ -9,23 +9,73 @@ type rawLine struct {
 	rec            keyed.RawRecord
 }
 
+// slots are r's fields by scanFlat's numbers.
+func (r *rawLine) slots() [8]*[]byte {
+	return [8]*[]byte{&r.operator, &r.mode, &r.rec.State, &r.rec.Key, &r.rec.Namespace, &r.rec.UserKey, &r.rec.Value, &r.rec.TTLTimestamp}
+}
+
+// slotOf is the number of the field called name in rawLine.slots (-1: a field scanFlat skips).
+func slotOf(name []byte) int {
+	switch string(name) {
+	case "operator":
+		return 0
+	case "mode":
+		return 1
+	case "state":
+		return 2
+	case "key":
+		return 3
+	case "namespace":
+		return 4
+	case "userKey":
+		return 5
+	case "value":
+		return 6
+	case "ttlTimestamp":
+		return 7
+	}
+	return -1
+}
+
+// flatPrefix is the start of a line scanFlat scanned, up to the comma after its "state"
+// field, and where the tokens of the fields in it are: a line that starts with the same bytes
+// has the same tokens there (a dump's lines share `{"operator":"..","state":"..",`), so
+// scanFlat goes on from there.
+type flatPrefix struct {
+	b  []byte
+	at [8][2]int // token offsets by slot; {0, 0}: not in the prefix
+}
+
 // scanFlat scans a line holding one flat JSON object: field names and string values of
 // printable ASCII without escapes (the bytes lineDecoder's fast path takes), numbers of JSON's
 // grammar, true, false, null, nothing but spaces around. It fills r with the tokens of the
 // fields a keyed record has and skips the others, as the decoded record's readers ignore
 // them. It reports false for every other line (nested values, escapes, a known field given
 // twice, anything encoding/json might decode differently or refuse): those take the decoding
-// path, which gives the answer or the error. A line scanFlat takes is valid JSON.
-func scanFlat(line []byte, r *rawLine) bool {
+// path, which gives the answer or the error. A line scanFlat takes is valid JSON. pre (nil:
+// none) is the prefix of an earlier line, used and updated.
+func scanFlat(line []byte, r *rawLine, pre *flatPrefix) bool {
 	*r = rawLine{}
+	slots := r.slots()
 	p := flatScan{b: line}
-	p.space()
-	if !p.byte('{') {
-		return false
-	}
-	p.space()
-	if p.byte('}') {
-		return p.end()
+	record := false
+	if pre != nil && len(pre.b) > 0 && len(line) > len(pre.b) && string(line[:len(pre.b)]) == string(pre.b) {
+		for i, s := range slots {
+			if a := pre.at[i]; a[1] > 0 {
+				*s = line[a[0]:a[1]]
+			}
+		}
+		p.i = len(pre.b)
+	} else {
+		p.space()
+		if !p.byte('{') {
+			return false
+		}
+		p.space()
+		if p.byte('}') {
+			return p.end()
+		}
+		record = pre != nil
 	}
 	for {
 		p.space()
@@ -42,34 +92,27 @@ func scanFlat(line []byte, r *rawLine) bool {
 		if !ok {
 			return false
 		}
-		var slot *[]byte
-		switch string(name[1 : len(name)-1]) {
-		case "operator":
-			slot = &r.operator
-		case "mode":
-			slot = &r.mode
-		case "state":
-			slot = &r.rec.State
-		case "key":
-			slot = &r.rec.Key
-		case "namespace":
-			slot = &r.rec.Namespace
-		case "userKey":
-			slot = &r.rec.UserKey
-		case "value":
-			slot = &r.rec.Value
-		case "ttlTimestamp":
-			slot = &r.rec.TTLTimestamp
-		}
-		if slot != nil {
-			if *slot != nil {
+		slot := slotOf(name[1 : len(name)-1])
+		if slot >= 0 {
+			if *slots[slot] != nil {
 				return false
 			}
-			*slot = tok
+			*slots[slot] = tok
 		}
 		p.space()
 		switch {
 		case p.byte(','):
+			if record && slot == 2 {
+				record = false
+				pre.b = append(pre.b[:0], line[:p.i]...)
+				for i, s := range slots {
+					pre.at[i] = [2]int{}
+					if *s != nil {
+						at := cap(line) - cap(*s) // *s is line[at:]
+						pre.at[i] = [2]int{at, at + len(*s)}
+					}
+				}
+			}
 		case p.byte('}'):
 			return p.end()
 		default:
