@@ -611,22 +611,7 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 	src := fixture(t, "keyed-hashmap")
 	parent := t.TempDir()
 	dst := filepath.Join(parent, "out")
-	testHookBeforeVerify = func(stage string) {
-		// Flip the last byte of the last value in a file the rescale wrote (before the 0xFFFF end mark).
-		ents, _ := os.ReadDir(stage)
-		for _, e := range ents {
-			if e.Name() == "_metadata" || e.IsDir() {
-				continue
-			}
-			p := filepath.Join(stage, e.Name())
-			b, _ := os.ReadFile(p)
-			if len(b) > 3 {
-				b[len(b)-3] ^= 0x01
-				os.WriteFile(p, b, 0o644)
-				return
-			}
-		}
-	}
+	testHookBeforeVerify = func(stage string) { damageLastValue(t, stage) }
 	defer func() { testHookBeforeVerify = nil }()
 	_, err := Run(src, dst, []Step{&Rescale{MaxParallelism: 256}}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "checksum differs") {
@@ -635,6 +620,29 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
 		t.Errorf("a failed verification left %v", ents)
 	}
+}
+
+// damageLastValue flips the last byte of the last value (before the 0xFFFF end mark) of the
+// first state file in stage and returns the file's name ("" when there is none).
+func damageLastValue(t *testing.T, stage string) string {
+	t.Helper()
+	ents, _ := os.ReadDir(stage)
+	for _, e := range ents {
+		if e.Name() == "_metadata" || e.IsDir() {
+			continue
+		}
+		p := filepath.Join(stage, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) <= 3 {
+			continue
+		}
+		b[len(b)-3] ^= 0x01
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return e.Name()
+	}
+	return ""
 }
 
 func TestCompareReports(t *testing.T) {

@@ -433,25 +433,7 @@ func TestPublishVerifiesStage(t *testing.T) {
 	bucket := srv.Bucket(t, "verified-stage")
 	copyStore(t, fixture(t, "keyed-hashmap"), "s3://"+bucket+"/src")
 	damaged := ""
-	testHookBeforeVerify = func(stage string) {
-		ents, _ := os.ReadDir(stage)
-		for _, e := range ents {
-			if e.Name() == "_metadata" || e.IsDir() {
-				continue
-			}
-			p := filepath.Join(stage, e.Name())
-			b, err := os.ReadFile(p)
-			if err != nil || len(b) <= 3 {
-				continue
-			}
-			b[len(b)-3] ^= 0x01 // the last byte of the last value, before the end mark
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			damaged = e.Name()
-			return
-		}
-	}
+	testHookBeforeVerify = func(stage string) { damaged = damageLastValue(t, stage) }
 	t.Cleanup(func() { testHookBeforeVerify = nil })
 	_, err := Run("s3://"+bucket+"/src", "s3://"+bucket+"/out", []Step{&Rescale{MaxParallelism: 256}}, Options{})
 	if damaged == "" {
