@@ -141,6 +141,8 @@ func TestTypeCatalogueAgreesWithFlink(t *testing.T) {
 		"v23-builtins-max-retyped":       "type-incompatible",
 		"v23-builtins-first-retyped":     "type-incompatible", // ROW<`firstValue` INT, ...> -> BIGINT
 		"v23-builtins-first-to-last":     "type-incompatible", // the accumulator row's field names: firstValue -> lastValue
+		"v23-collect-same":               "",
+		"v23-collect-retyped":            "type-incompatible", // agg1$map's key External<Integer> -> External<Long>
 		// In an over aggregate (every call retracts) and a tumbling window aggregate.
 		"v23-over-builtins-same":            "",
 		"v23-over-builtins-max-retyped":     "type-incompatible", // accState and agg3$map's key

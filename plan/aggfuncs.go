@@ -27,18 +27,20 @@ import (
 //	                          `firstOrder` BIGINT, `valueToOrderMap` view, `orderToValueMap` view>
 //	                          with states agg<i>$valueToOrderMap Map<x, ArrayData<BIGINT>> and
 //	                          agg<i>$orderToValueMap Map<Long, ArrayData<x NOT NULL>>
+//	COLLECT(x)                STRUCTURED<'...CollectAccumulator', `map` view> with state
+//	                          agg<i>$map Map<x, Integer> (with or without retraction)
 //	LISTAGG(x)                STRING delimiter, STRING value
 //	  over retractions        STRUCTURED<'...ListAggWithRetractAccumulator', `list` list view,
 //	                          `retractList` list view> with states agg<i>$list and
 //	                          agg<i>$retractList, each List<StringData>
 //
 // Map keys and values and list elements are held in ExternalSerializers of their internal types
-// (External<Integer> for an INT). LISTAGG with a separator over retractions, COLLECT, the JSON
-// and other functions are not derived.
+// (External<Integer> for an INT). LISTAGG with a separator over retractions, the JSON and
+// other functions are not derived.
 //
 // Checked against the serializer snapshots of the accumulator rows Flink 2.3.0 wrote
-// (testdata/upgrades/types-savepoints/group-builtins, retract-builtins, over-builtins and
-// window-builtins).
+// (testdata/upgrades/types-savepoints/group-builtins, retract-builtins, over-builtins,
+// window-builtins and group-collect).
 
 // runtimeAggPkg is the package of Flink's imperative built-in aggregate functions.
 const runtimeAggPkg = "org.apache.flink.table.runtime.functions.aggregate."
@@ -130,6 +132,18 @@ func callAccumulator(i int, fn string, args []string, typ string, retract bool, 
 		views[fmt.Sprintf("agg%d$orderToValueMap", i)] = shape("Map", shape("External", long), shape("External", ArrayOf(x+" NOT NULL")))
 		return []string{StructuredOf(runtimeAggPkg+class, value, order, "`valueToOrderMap` "+StateBackedView,
 			"`orderToValueMap` "+StateBackedView)}, ""
+	case "$COLLECT$1":
+		// One accumulator with or without retraction: each value's multiplicity in a view.
+		x, why := arg()
+		if why != "" {
+			return nil, why
+		}
+		key, why := viewKeyShape(x)
+		if why != "" {
+			return nil, why
+		}
+		views[fmt.Sprintf("agg%d$map", i)] = shape("Map", shape("External", key), shape("External", ValueType{Kind: "Integer"}))
+		return []string{StructuredOf(runtimeAggPkg+"CollectAggFunction$CollectAccumulator", "`map` "+StateBackedView)}, ""
 	case "$LISTAGG$1":
 		if !retract {
 			return []string{"VARCHAR(2147483647)", "VARCHAR(2147483647)"}, ""
@@ -143,7 +157,7 @@ func callAccumulator(i int, fn string, args []string, typ string, retract bool, 
 		return []string{StructuredOf(runtimeAggPkg+"ListAggWithRetractAggFunction$ListAggWithRetractAccumulator",
 			"`list` "+StateBackedListView, "`retractList` "+StateBackedListView)}, ""
 	}
-	return nil, fmt.Sprintf("%s: statecraft derives accumulators only for COUNT, SUM, $SUM0, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE and LISTAGG", fn)
+	return nil, fmt.Sprintf("%s: statecraft derives accumulators only for COUNT, SUM, $SUM0, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE, LISTAGG and COLLECT", fn)
 }
 
 // avgSumType is the type of AVG's running sum over an argument of type x (AvgAggFunction's

@@ -67,6 +67,12 @@ final class TypeCatalogueAggs {
             "  total INT\n) WITH", "  total INT,\n  avg_i INT,\n  lo INT,\n  hi INT,\n  first_a INT,\n  last_a INT,\n  names STRING\n) WITH",
             "SUM(amount) AS total\n", "SUM(amount) AS total, AVG(amount) AS avg_i, MIN(amount) AS lo, MAX(amount) AS hi,\n"
                 + "  FIRST_VALUE(amount) AS first_a, LAST_VALUE(amount) AS last_a, LISTAGG(CAST(amount AS STRING)) AS names\n"});
+        // COLLECT (a structured accumulator with a map view, with or without retraction) in
+        // place of COUNT(*): its own spec, types-specs/group-collect.json.
+        TypeCatalogueV23.BASES.put("group-collect", new String[] {"group-aggregate", "  cnt BIGINT,\n", "  cnt MULTISET<INT>,\n",
+            "COUNT(*) AS cnt", "COLLECT(amount) AS cnt"});
+        TypeCatalogueV23.CASES.put("v23-collect-same", new String[] {"group-collect"});
+        TypeCatalogueV23.CASES.put("v23-collect-retyped", new String[] {"group-collect", "COLLECT(amount)", "COLLECT(CAST(amount AS BIGINT))", "  cnt MULTISET<INT>,\n", "  cnt MULTISET<BIGINT>,\n"});
         TypeCatalogueV23.CASES.put("v23-over-builtins-same", new String[] {"over-builtins"});
         TypeCatalogueV23.CASES.put("v23-over-builtins-max-retyped", new String[] {"over-builtins", "MAX(amount) OVER w AS hi",
             "CAST(MAX(CAST(amount AS BIGINT)) OVER w AS INT) AS hi"});
