@@ -26,8 +26,8 @@ import (
 // state TTL is set) and the user timer queues GroupAggFunction's operator registers. Its data
 // lines give keys and accumulators as `dump` prints RowData: `"key":[1]`, `"value":[3,60]`.
 // Only group aggregates (stream-exec-group-aggregate; a two-phase aggregate's global half runs
-// in a mini-batch operator with states of its own) without DISTINCT (whose views live in states
-// of their own) and whose every field type statecraft writes (serializer.DeclareRowData) are
+// in a mini-batch operator) without data views in states of their own (DISTINCT, MIN/MAX over
+// retractions) and whose every field type statecraft writes (serializer.DeclareRowData) are
 // declared; any other node is refused with the reason, never guessed.
 
 // sqlNodes are the exec nodes a declaration may name: their only keyed state is accState.
@@ -87,7 +87,7 @@ func (o *Operator) fromPlan(dir string) error {
 		return fmt.Errorf("plan %s: node %d: the accumulator row is not derived: %s", o.Plan, o.Node, st.ValueWhy)
 	}
 	if len(st.Values) != 1 {
-		return fmt.Errorf("plan %s: node %d: the aggregate keeps states besides accState (%s: DISTINCT views); statecraft declares accState only", o.Plan, o.Node, strings.Join(slices.Sorted(maps.Keys(st.Values)), ", "))
+		return fmt.Errorf("plan %s: node %d: the aggregate keeps states besides accState (%s: data views of DISTINCT or MIN/MAX over retractions); statecraft declares accState only", o.Plan, o.Node, strings.Join(slices.Sorted(maps.Keys(st.Values)), ", "))
 	}
 	key, err := serializer.DeclareRowData(st.Key)
 	if err != nil {
