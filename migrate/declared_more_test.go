@@ -132,6 +132,8 @@ func collectionsKeyedData(t *testing.T, now time.Time) (lines []string, e expect
 		"ints":     {kind: "value", valueType: "int[]"},
 		"blob":     {kind: "value", valueType: "byte[]"},
 		"names":    {kind: "value", valueType: "String[]"},
+		"boxed":    {kind: "value", valueType: "Integer[]"},
+		"chars":    {kind: "list", valueType: "Character[]"},
 		"flags":    {kind: "value", valueType: "boolean[]"},
 		"tags":     {kind: "value", valueType: "List<String>"},
 		"attrs":    {kind: "value", valueType: "Map<String,Long>"},
@@ -154,6 +156,8 @@ func collectionsKeyedData(t *testing.T, now time.Time) (lines []string, e expect
 		c.entry("ints", k, nil, nil, []any{i, -i, 1 << 30})
 		c.entry("blob", k, nil, nil, base64.StdEncoding.EncodeToString([]byte{byte(i), 0xff, 'x'}))
 		c.entry("names", k, nil, nil, []any{"n" + k, "", "ü" + k})
+		c.entry("boxed", k, nil, nil, []any{i, nil, -7})
+		c.entry("chars", k, nil, nil, []any{[]any{k, nil}, []any{"Z"}})
 		c.entry("flags", k, nil, nil, []any{true, i%3 == 0})
 		c.entry("tags", k, nil, nil, []any{"x" + k, "y" + k})
 		c.entry("attrs", k, nil, nil, sortedMap("a"+k, n*10, "b", nil, "c", -n))

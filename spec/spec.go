@@ -29,7 +29,7 @@
 //	    parallelism: 2
 //
 // Types: Integer, Long, Short, Byte, Float, Double, Boolean, Character, String, primitive arrays,
-// String[], TupleN<..>, Row<..>, List<T>, Map<K, V>, and POJOs ({pojo: CLASS, fields: {NAME:
+// String[], object arrays of boxed types (Integer[] ..), TupleN<..>, Row<..>, List<T>, Map<K, V>, and POJOs ({pojo: CLASS, fields: {NAME:
 // TYPE}}; a POJO key's hashCode is the job's, so the data gives each entry's keyGroup);
 // namespaces VoidNamespace (default), TimeWindow, GlobalWindow. Kinds: value, list (valueType is
 // the element's), map, reducing, aggregating (valueType is the accumulator's), timer. Operator

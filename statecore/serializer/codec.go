@@ -131,6 +131,8 @@ func newCodec(s *Snapshot) Codec {
 		return listValueCodec{elem: nested(0)}
 	case classMap:
 		return mapValueCodec{key: nested(0), val: nested(1)}
+	case classGenericArray:
+		return objectArrayCodec{elem: nested(0)}
 	case classTuple:
 		fs := make([]Codec, len(s.Nested))
 		names := make([]string, len(s.Nested))
@@ -308,6 +310,25 @@ func (c listValueCodec) Decode(in *Input) any {
 }
 func (listValueCodec) FixedLen() int { return -1 }
 func (c listValueCodec) Known() bool { return c.elem.Known() }
+
+// objectArrayCodec decodes GenericArraySerializer (Integer[], ...: an object array other than
+// String[]): i32 length, then per element bool isNonNull and the element when it is.
+type objectArrayCodec struct{ elem Codec }
+
+func (c objectArrayCodec) Decode(in *Input) any {
+	n := in.Length("array length", 1) // at least the null flag
+	out := make([]any, 0, min(n, in.Remaining()+1))
+	for i := 0; i < n && in.Err() == nil; i++ {
+		if in.U8("array element non-null flag") == 0 {
+			out = append(out, nil)
+			continue
+		}
+		out = append(out, c.elem.Decode(in))
+	}
+	return out
+}
+func (objectArrayCodec) FixedLen() int { return -1 }
+func (c objectArrayCodec) Known() bool { return c.elem.Known() }
 
 // mapValueCodec decodes MapSerializer used as a plain value: i32 size, then size x {key,
 // bool isNull, [value]}. (Map *state* stores one entry per record instead.)

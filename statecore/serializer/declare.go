@@ -13,6 +13,7 @@ import (
 // TestDeclaredSnapshotsAreFlinks compares the bytes):
 //
 //	Integer .. String, Character, int[] ..   SimpleTypeSerializerSnapshot v3, empty payload
+//	Integer[] .. (object arrays)             GenericArraySerializerSnapshot v3, outer 1, UTF element class
 //	VoidNamespace, TimeWindow, GlobalWindow  the same (the namespaces of keyed state)
 //	TupleN<A, B, ..>                         TupleSerializerSnapshot v3, outer 2, UTF tuple class
 //	Row<A, B, ..>                            RowSerializerSnapshot v3, outer 4, bool supportsRowKind
@@ -41,6 +42,11 @@ var declaredSimple = map[string]string{
 	"GlobalWindow":  "org.apache.flink.streaming.api.windowing.windows.GlobalWindow$Serializer$GlobalWindowSerializerSnapshot",
 }
 
+// objectArrayElems are the element types of object arrays (Types.OBJECT_ARRAY of a boxed type:
+// GenericArraySerializer over the element's serializer); String[] has a serializer of its own.
+var objectArrayElems = map[string]bool{"Integer": true, "Long": true, "Short": true, "Byte": true,
+	"Float": true, "Double": true, "Boolean": true, "Character": true}
+
 // DeclaredField is one field of a declared POJO.
 type DeclaredField struct {
 	Name string
@@ -48,7 +54,8 @@ type DeclaredField struct {
 }
 
 // Declare returns the snapshot of a type named as Java declares it: a basic type, String,
-// Character, a primitive array (int[] ...), String[], TupleN<..>, Row<..> (a position-based
+// Character, a primitive array (int[] ...), String[], an object array of a boxed type (Integer[]
+// ...), TupleN<..>, Row<..> (a position-based
 // org.apache.flink.types.Row, Types.ROW(..)), List<T>, Map<K, V>, or a
 // namespace (VoidNamespace, TimeWindow, GlobalWindow). POJOs are built by DeclarePojo.
 func Declare(name string) (*Snapshot, error) {
@@ -156,6 +163,15 @@ func (p *typeParser) parse(depth int) (*Snapshot, error) {
 	if c, ok := declaredSimple[name]; ok && args == nil {
 		return &Snapshot{Class: c, Version: 3, Kind: KindSimple}, nil
 	}
+	if elem, ok := strings.CutSuffix(name, "[]"); ok && objectArrayElems[elem] && args == nil {
+		e, ok := BasicSnapshot(elem)
+		if !ok { // Character
+			e = &Snapshot{Class: declaredSimple[elem], Version: 3, Kind: KindSimple}
+		}
+		s := composite(classGenericArray, 1, e)
+		s.TypeClass = "java.lang." + elem
+		return s, nil
+	}
 	switch {
 	case name == "List" && len(args) == 1:
 		return DeclareList(args[0]), nil
@@ -177,6 +193,6 @@ func (p *typeParser) parse(depth int) (*Snapshot, error) {
 		return nil, fmt.Errorf("missing type name at %d", start)
 	}
 	return nil, fmt.Errorf("unknown type %s (with %d type arguments); want Integer, Long, Short, Byte, Float, Double, "+
-		"Boolean, Character, String, a primitive array, String[], TupleN<..>, Row<..>, List<T>, Map<K, V>, VoidNamespace, "+
+		"Boolean, Character, String, a primitive array, String[], an object array (Integer[] ..), TupleN<..>, Row<..>, List<T>, Map<K, V>, VoidNamespace, "+
 		"TimeWindow, GlobalWindow, or a POJO declared with its class and fields", name, len(args))
 }

@@ -23,6 +23,7 @@ import (
 //	Boolean                      true / false
 //	byte[]                       base64 string
 //	primitive arrays, List       array
+//	object arrays (Integer[] ..) array (null for a null element)
 //	Map (as a value)             [{"key": .., "value": ..}]
 //	Tuple, POJO, TimeWindow      object {"f0": ..}, {field: ..} (null for a null POJO), {"start", "end"}
 //	Row                          array of the fields (null for a null field)
@@ -87,6 +88,29 @@ func newEncoder(s *Snapshot) (Encoder, error) {
 			}
 			b = binary.BigEndian.AppendUint32(b, uint32(len(xs)))
 			for i, x := range xs {
+				if b, err = elem(b, x, path+"["+strconv.Itoa(i)+"]"); err != nil {
+					return nil, err
+				}
+			}
+			return b, nil
+		}, nil
+	case classGenericArray:
+		elem, err := nested(0)
+		if err != nil {
+			return nil, err
+		}
+		return func(b []byte, v any, path string) ([]byte, error) {
+			xs, ok := v.([]any)
+			if !ok {
+				return nil, want(path, "an array (object array)", v)
+			}
+			b = binary.BigEndian.AppendUint32(b, uint32(len(xs)))
+			for i, x := range xs {
+				if x == nil {
+					b = append(b, 0)
+					continue
+				}
+				b = append(b, 1)
 				if b, err = elem(b, x, path+"["+strconv.Itoa(i)+"]"); err != nil {
 					return nil, err
 				}

@@ -34,6 +34,10 @@ func JavaType(s *Snapshot) string {
 		return "Tuple" + strconv.Itoa(len(s.Nested)) + "<" + args() + ">"
 	case classList, classArrayList:
 		return "List<" + args() + ">"
+	case classGenericArray:
+		if len(s.Nested) == 1 {
+			return JavaType(s.Nested[0]) + "[]"
+		}
 	case classMap:
 		return "Map<" + args() + ">"
 	case classTtl, classTtlV2:

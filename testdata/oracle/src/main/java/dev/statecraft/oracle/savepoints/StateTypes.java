@@ -16,7 +16,7 @@ import dev.statecraft.oracle.common.Json;
 /**
  * The type names of expectations ("Integer", "Long", "String", "Double", "Float", "Short", "Byte",
  * "Boolean", "Character", "TupleN<A,B,...>", "Row<T1,...,Tn>", "List<T>", "Map<K,V>", primitive arrays
- * ("int[]", ...), "String[]", "Account", "AccountV2", "AccountV3") mapped to Flink
+ * ("int[]", ...), object arrays ("String[]", "Integer[]", ...), "Account", "AccountV2", "AccountV3") mapped to Flink
  * type information, and values to and from JSON. Expectations name types so that the oracle can
  * read a savepoint (or restore a job) from the expectation alone, including one the migrate
  * feature rewrote with a new value type.
@@ -56,6 +56,8 @@ public final class StateTypes {
         }
         TypeInformation<?> prim = PRIMITIVE_ARRAYS.get(n);
         if (prim != null) return prim;
+        // Types.OBJECT_ARRAY of a boxed type: GenericArraySerializer (String[] is matched above)
+        if (n.endsWith("[]")) return Types.OBJECT_ARRAY(info(n.substring(0, n.length() - 2)));
         List<String> args = generic(n, "Tuple");
         if (args != null) {
             if (n.charAt(5) == '<' || !n.substring(5, n.indexOf('<')).equals(Integer.toString(args.size()))) {
@@ -98,12 +100,12 @@ public final class StateTypes {
         return Json.sorted(a, java.util.Comparator.comparing((JsonNode o) -> Json.compact(o.get("key"))));
     }
 
-    /** A primitive array (or String[]) in JSON. */
+    /** A primitive or object array in JSON: elements in order (null for a null element). */
     private static JsonNode arrayJson(String n, Object v) {
         if (n.equals("byte[]")) return Json.F.textNode(java.util.Base64.getEncoder().encodeToString((byte[]) v));
         ArrayNode a = Json.arr();
         int len = java.lang.reflect.Array.getLength(v);
-        String elem = n.equals("String[]") ? "String" : null;
+        String elem = PRIMITIVE_ARRAYS.containsKey(n) ? null : n.substring(0, n.length() - 2);
         for (int i = 0; i < len; i++) {
             Object x = java.lang.reflect.Array.get(v, i);
             if (elem != null) a.add(toJson(elem, x));
@@ -116,7 +118,7 @@ public final class StateTypes {
         return a;
     }
 
-    /** A primitive array (or String[]) from JSON. */
+    /** A primitive or object array from JSON. */
     private static Object arrayFromJson(String n, JsonNode j) {
         if (n.equals("byte[]")) return java.util.Base64.getDecoder().decode(j.textValue());
         Class<?> c;
@@ -128,14 +130,19 @@ public final class StateTypes {
             case "double[]": c = double.class; break;
             case "boolean[]": c = boolean.class; break;
             case "char[]": c = char.class; break;
-            default: c = String.class;
+            default: {
+                // an object array: String[], Integer[] ...
+                String elem = n.substring(0, n.length() - 2);
+                Object[] o = (Object[]) java.lang.reflect.Array.newInstance(info(elem).getTypeClass(), j.size());
+                for (int i = 0; i < j.size(); i++) o[i] = fromJson(elem, j.get(i));
+                return o;
+            }
         }
         Object a = java.lang.reflect.Array.newInstance(c, j.size());
         for (int i = 0; i < j.size(); i++) {
             JsonNode x = j.get(i);
             Object v;
-            if (c == String.class) v = x.isNull() ? null : x.textValue();
-            else if (c == char.class) v = x.textValue().charAt(0);
+            if (c == char.class) v = x.textValue().charAt(0);
             else if (c == boolean.class) v = x.booleanValue();
             else if (c == float.class) v = (float) x.doubleValue();
             else if (c == double.class) v = x.doubleValue();
@@ -201,7 +208,7 @@ public final class StateTypes {
             return a;
         }
         if ((targs = generic(n, "Map<")) != null) return mapJson(targs.get(0), targs.get(1), (java.util.Map<?, ?>) v);
-        if (n.equals("String[]") || PRIMITIVE_ARRAYS.containsKey(n)) return arrayJson(n, v);
+        if (n.endsWith("[]")) return arrayJson(n, v);
         switch (n) {
             case "Character": return Json.F.textNode(String.valueOf((char) (Character) v));
             case "Integer": return Json.F.numberNode((Integer) v);
@@ -260,7 +267,7 @@ public final class StateTypes {
             for (JsonNode x : j) m.put(fromJson(targs.get(0), x.get("key")), fromJson(targs.get(1), x.get("value")));
             return m;
         }
-        if (n.equals("String[]") || PRIMITIVE_ARRAYS.containsKey(n)) return arrayFromJson(n, j);
+        if (n.endsWith("[]")) return arrayFromJson(n, j);
         if (n.startsWith("Row<")) {
             List<String> args = rowArgs(n, type);
             if (!j.isArray() || j.size() != args.size()) {
