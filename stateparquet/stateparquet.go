@@ -242,6 +242,9 @@ func (c *chunk) reset() {
 
 // Write adds one record of the state.
 func (w *Writer) Write(r *keyed.Record) error {
+	if w.ended {
+		return errors.New("stateparquet: Write after Close or Discard")
+	}
 	if w.enc.failed.Load() {
 		return w.failure()
 	}
