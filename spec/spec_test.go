@@ -55,7 +55,18 @@ func TestReadRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	miniBatch := filepath.Join(t.TempDir(), "mini-batch.plan.json")
+	text := strings.Replace(string(b), `"table.exec.mini-batch.enabled" : "false"`, `"table.exec.mini-batch.enabled" : "true"`, 1)
+	if text == string(b) {
+		t.Fatal("the plan has no mini-batch option to switch on")
+	}
+	os.WriteFile(miniBatch, []byte(text), 0o644)
 	for _, tc := range []struct{ name, yaml, want string }{
+		{"mini-batch", "operators:\n  - {plan: " + miniBatch + ", node: 3}\n", "node 3 runs in a mini-batch operator (table.exec.mini-batch.enabled), whose states statecraft does not declare"},
 		{"plan and uid", "operators:\n  - {plan: " + plan + ", node: 3, uid: a}\n", "spec.yaml:2: operators[0]: plan " + plan + ": a plan's operator takes its uid, key type and states from the plan; declare none of them"},
 		{"plan without node", "operators:\n  - {plan: " + plan + "}\n", "node: want the id of the exec node"},
 		{"node without plan", "operators:\n  - {uid: a, node: 3}\n", "spec.yaml:2: operators[0]: node 3 without a plan"},

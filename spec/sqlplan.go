@@ -25,8 +25,8 @@ import (
 // node's grouping columns, with accState (a RowData of the accumulators; TTL when the plan's
 // state TTL is set) and the user timer queues GroupAggFunction's operator registers. Its data
 // lines give keys and accumulators as `dump` prints RowData: `"key":[1]`, `"value":[3,60]`.
-// Only group aggregates (stream-exec-group-aggregate; a two-phase aggregate's global half runs
-// in a mini-batch operator) without data views in states of their own (DISTINCT, MIN/MAX over
+// Only group aggregates (stream-exec-group-aggregate, not in mini-batch mode; a two-phase
+// aggregate's global half runs in a mini-batch operator) without data views in states of their own (DISTINCT, MIN/MAX over
 // retractions) and whose every field type statecraft writes (serializer.DeclareRowData) are
 // declared; any other node is refused with the reason, never guessed.
 
@@ -60,6 +60,9 @@ func (o *Operator) fromPlan(dir string) error {
 	}
 	if !sqlNodes[n.Name] {
 		return fmt.Errorf("plan %s: node %d is %s; statecraft declares the state of group aggregates (stream-exec-group-aggregate) only", o.Plan, o.Node, n.Name)
+	}
+	if n.Configuration()["table.exec.mini-batch.enabled"] == "true" {
+		return fmt.Errorf("plan %s: node %d runs in a mini-batch operator (table.exec.mini-batch.enabled), whose states statecraft does not declare", o.Plan, o.Node)
 	}
 	uids, err := p.UIDs(plan.UIDOptions{})
 	if err != nil {
