@@ -33,7 +33,7 @@ func newLineDecoder() *lineDecoder {
 // interned: they repeat on every line.
 func (d *lineDecoder) decode(line []byte) (map[string]any, error) {
 	clear(d.rec)
-	p := fastJSON{b: line, intern: d.intern}
+	p := fastJSON{flatScan: flatScan{b: line}, intern: d.intern}
 	p.space()
 	if p.object(d.rec, 0) {
 		p.space()
@@ -57,22 +57,11 @@ func (d *lineDecoder) decode(line []byte) (map[string]any, error) {
 // maxFastDepth is the deepest nesting the fast path decodes (encoding/json takes the rest).
 const maxFastDepth = 64
 
-// fastJSON is the fast path's cursor: each method reports false where it gives up.
+// fastJSON is the fast path's cursor (scanFlat's, with the interned strings): each method
+// reports false where it gives up.
 type fastJSON struct {
-	b      []byte
-	i      int
+	flatScan
 	intern map[string]string
-}
-
-func (p *fastJSON) space() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
 }
 
 // internedFields are the top-level fields whose string values repeat from line to line.

@@ -66,7 +66,6 @@ type loadOp struct {
 	ranges  []keygroup.Range
 	parts   []loadPart
 	kgBytes []int64 // spilled bytes per key group, with what each entry costs loaded
-	scratch []byte  // one record being appended
 	counts  map[string]int
 	sums    map[string]*Sum
 	opRecs  []opRecord // operator-state records in the data

@@ -13,9 +13,10 @@ import (
 // A dump lists each operator's entries in key-group order, so a load of a dump needs no sort:
 // a load first writes every operator's records straight into its output files, one key group's
 // block as soon as the next key group begins (loadDirect). A record of a key group before the
-// one being written, or a key group larger than the spill budget, ends that: the output files
-// go, and the load reads the data again, sorting it by key group with spill files (see
-// loadSpill). Both ways write the same bytes: a key group's entries in the order of the data.
+// one being written, or key groups being gathered (one per operator) larger than the spill
+// budget together, ends that: the output files go, and the load reads the data again, sorting
+// it by key group with spill files (see loadSpill). Both ways write the same bytes: a key
+// group's entries in the order of the data.
 
 var (
 	// testNoDirectLoad makes every load spill, for tests to compare the two ways.
@@ -32,6 +33,7 @@ type loadDirect struct {
 	outs    []*loadedOut
 	outOf   func(kg int32) *loadedOut
 	budget  int64
+	held    *int64 // what every operator's cur holds, with entryOverhead a record
 	kg      int    // the key group gathered in cur (-1: none yet)
 	cur     []byte // its spill records
 	n       int
@@ -40,12 +42,13 @@ type loadDirect struct {
 
 // startDirect opens the outputs of every keyed operator for a direct load.
 func (s *session) startDirect(ops map[string]*loadOp, budget int64) error {
+	held := new(int64)
 	for _, lo := range ops {
 		if lo.header == nil || lo.direct != nil {
 			continue
 		}
 		outs, err := s.openLoaded(lo)
-		lo.direct = &loadDirect{outs: outs, outOf: outputOf(lo, outs), budget: budget, kg: -1}
+		lo.direct = &loadDirect{outs: outs, outOf: outputOf(lo, outs), budget: budget, held: held, kg: -1}
 		if err != nil {
 			return err
 		}
@@ -66,8 +69,8 @@ func (d *loadDirect) add(rec []byte) error {
 	}
 	d.cur = append(d.cur, rec...)
 	d.n++
-	if int64(len(d.cur))+int64(d.n)*entryOverhead > d.budget {
-		return errUnsorted // a key group the spill streams
+	if *d.held += int64(len(rec)) + entryOverhead; *d.held > d.budget {
+		return errUnsorted // key groups the spill splits or streams
 	}
 	return nil
 }
@@ -90,6 +93,7 @@ func (d *loadDirect) flush() error {
 		return err
 	}
 	o.offsets[int32(d.kg)-o.rg.Start] = off
+	*d.held -= int64(len(d.cur)) + int64(d.n)*entryOverhead
 	d.cur, d.n = d.cur[:0], 0
 	return nil
 }
