@@ -63,8 +63,8 @@ func TestCheckpointList(t *testing.T) {
 	}
 }
 
-// TestCheckpointFlag: --checkpoint N picks chk-N for reading commands and migrations; a flag
-// that cannot take effect (a savepoint, an incomplete checkpoint) is an error.
+// TestCheckpointFlag: --checkpoint N picks chk-N for reading commands (inspect, check) and
+// migrations; a flag that cannot take effect (a savepoint, an incomplete checkpoint) is an error.
 func TestCheckpointFlag(t *testing.T) {
 	job := jobCopy(t)
 	for _, n := range []string{"6", "7"} {
@@ -73,12 +73,19 @@ func TestCheckpointFlag(t *testing.T) {
 			t.Errorf("inspect --checkpoint %s: exit %d: %.300s%s", n, code, out, errs)
 		}
 	}
+	// savepoint check reads a checkpoint directory too: chk-7's keyed operator is state the SQL
+	// job's plan does not claim (exit 2, would not restore)
+	plan := filepath.Join("..", "..", "testdata", "plans", "group-aggregate.json")
+	code, out, errs := runCLI("savepoint", "check", "--json", "--checkpoint", "7", job, "--plan", plan)
+	if code != 2 || !strings.Contains(out, `"checkpointId": 7,`) || !strings.Contains(out, `"uid": "int-keyed"`) {
+		t.Errorf("check --checkpoint 7: exit %d: %.400s%s", code, out, errs)
+	}
 	dst := filepath.Join(t.TempDir(), "out")
-	code, _, errs := runCLI("migrate", "convert", "--checkpoint", "6", "-q", job, dst)
+	code, _, errs = runCLI("migrate", "convert", "--checkpoint", "6", "-q", job, dst)
 	if code != 0 {
 		t.Fatalf("migrate convert --checkpoint 6: exit %d: %s", code, errs)
 	}
-	code, out, errs := runCLI("savepoint", "inspect", "--json", dst)
+	code, out, errs = runCLI("savepoint", "inspect", "--json", dst)
 	if code != 0 || !strings.Contains(out, `"checkpointId": 6,`) || !strings.Contains(out, `"format": "canonical"`) {
 		t.Errorf("converted chk-6: exit %d: %.400s%s", code, out, errs)
 	}
