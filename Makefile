@@ -132,6 +132,9 @@ fixtures:
 	$(ORACLE) native-rescaled-checkpoint testdata/checkpoints
 	$(ORACLE) gc-leftovers testdata/checkpoints
 	$(ORACLE) named-window-checkpoint testdata/checkpoints
+	# TTL state cleaned up by RocksDB's compaction filter, all expired at snapshot time: a native
+	# savepoint and an incremental checkpoint directory of one job
+	$(ORACLE) ttl-compaction testdata/savepoints testdata/checkpoints
 	$(ORACLE) uid-hashes testdata/uids/inputs.txt > testdata/uids/flink-2.3.0.tsv
 	$(ORACLE) upgrade-fixture testdata/upgrades
 	$(ORACLE) kafka-savepoint testdata/sources

@@ -171,11 +171,10 @@ func TestOracleRenameUID(t *testing.T) {
 }
 
 // convertFixtures are every native RocksDB, retained-checkpoint and ForSt snapshot the oracle made
-// (paths under testdata/savepoints), each with the backend Flink 2.3.0 restores its conversion
-// into: the two alternate, so each backend gets savepoints and checkpoints of both Flink versions,
-// of every key and state layout (window namespaces, TTL, max parallelism 256, range tombstones,
-// deletes, file merging). expect names another fixture whose reading is the expectation.
-var convertFixtures = []struct{ fixture, restoreWith, expect string }{
+// (paths under testdata/savepoints), each with the backend Flink 2.3.0's State Processor API reads
+// its conversion with (the two alternate; every conversion is restored into both, bothBackends).
+// expect names another fixture whose reading is the expectation.
+var convertFixtures = []struct{ fixture, readWith, expect string }{
 	{"native-rocksdb", "hashmap", ""},
 	{"native-types-incremental", "hashmap", ""}, // incremental native savepoint, variable-length keys
 	{"native-ttl-inline", "rocksdb", ""},        // TTL state, small files inline in _metadata
@@ -185,6 +184,8 @@ var convertFixtures = []struct{ fixture, restoreWith, expect string }{
 	{"native-rescaled", "hashmap", ""}, // range tombstones and out-of-range keys
 	// String keys, a user-defined window namespace (both variable-length: lengths after each)
 	{"native-named-window", "hashmap", ""},
+	// TTL states cleaned up by RocksDB's compaction filter, every short-TTL entry expired
+	{"native-ttl-compaction", "rocksdb", ""},
 	// a job's retained incremental checkpoint directory, read at its latest chk-N
 	{"../checkpoints/native-chain", "hashmap", ""},
 	{"../checkpoints/native-deletes", "rocksdb", ""},
@@ -194,6 +195,7 @@ var convertFixtures = []struct{ fixture, restoreWith, expect string }{
 	{"../checkpoints/rocksdb-full", "hashmap", ""},
 	{"../checkpoints/file-merged", "rocksdb", ""},
 	{"../checkpoints/named-window-incremental", "rocksdb", ""},
+	{"../checkpoints/ttl-compaction", "hashmap", ""},
 	// a ForSt checkpoint: the State Processor API cannot read ForSt, so the expectation is its
 	// reading of rocksdb-full, the same job with the same records
 	{"../checkpoints/forst-checkpoint", "hashmap", "../checkpoints/rocksdb-full"},
@@ -207,11 +209,15 @@ var convertFixtures = []struct{ fixture, restoreWith, expect string }{
 	{"../flink-1.20/checkpoints/file-merged", "hashmap", ""},
 }
 
+// bothBackends is the judge's restoreBackends for a canonical savepoint statecraft wrote: Flink
+// must restore it into the heap backend and into RocksDB, each from the one job description.
+var bothBackends = []string{"hashmap", "rocksdb"}
+
 // TestOracleConvert: `migrate convert` of every native and checkpoint fixture writes a canonical
-// savepoint that Flink 2.3.0 reads and restores (non-restored state disallowed, into the backend
-// convertFixtures names) with exactly the State Processor API's reading of the source. The
-// fixtures are judged in three judge-savepoints calls that run side by side (one per oracle
-// server in make check).
+// savepoint that Flink 2.3.0 reads (State Processor API with the backend convertFixtures names)
+// and restores into hashmap and into RocksDB (non-restored state disallowed) with exactly the
+// State Processor API's reading of the source. The fixtures are judged in three
+// judge-savepoints calls that run side by side (one per oracle server in make check).
 func TestOracleConvert(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel() // judges wait on the oracle servers, not on this process
@@ -238,7 +244,7 @@ func TestOracleConvert(t *testing.T) {
 					exp = c.expect
 				}
 				e := loadExpect(t, exp)
-				e["backend"], e["format"] = c.restoreWith, "canonical"
+				e["backend"], e["format"], e["restoreBackends"] = c.readWith, "canonical", bothBackends
 				if strings.HasSuffix(c.fixture, "file-merged") {
 					e.noPlaceholders()
 				}
@@ -262,8 +268,9 @@ func (e expectation) noPlaceholders() {
 	}
 }
 
-// judgeAll has Flink 2.3.0 judge every savepoint of args (DIR EXPECT pairs) in one
-// judge-savepoints call, and fails naming each one it rejected.
+// judgeAll has Flink 2.3.0 judge every savepoint of args (DIR EXPECT pairs, each EXPECT with
+// restoreBackends bothBackends) in one judge-savepoints call, and fails naming each one it
+// rejected or did not restore into both backends.
 func judgeAll(t *testing.T, args []string) {
 	t.Helper()
 	out, err := runOracle(t, append([]string{"judge-savepoints"}, args...)...)
@@ -271,9 +278,11 @@ func judgeAll(t *testing.T, args []string) {
 		t.Fatalf("oracle: %v\n%s", err, tail(out))
 	}
 	for i := 0; i < len(args); i += 2 {
-		verdict := "accepted: " + args[i]
-		if !bytes.Contains(out, []byte(verdict+" ")) && !bytes.Contains(out, []byte(verdict+":")) {
+		verdict := "accepted: " + args[i] + " ("
+		if !bytes.Contains(out, []byte(verdict)) {
 			t.Errorf("Flink did not accept %s", args[i])
+		} else if !restoredIntoBoth(out, args[i]) {
+			t.Errorf("Flink accepted %s but did not say it restored it into %v", args[i], bothBackends)
 		}
 	}
 	for _, l := range strings.Split(string(out), "\n") {
@@ -286,18 +295,28 @@ func judgeAll(t *testing.T, args []string) {
 	}
 }
 
+// restoredIntoBoth reports whether the judge's output accepts dir restored into bothBackends.
+func restoredIntoBoth(out []byte, dir string) bool {
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "accepted: "+dir+" (") && strings.HasSuffix(l, "restored into "+strings.Join(bothBackends, " and ")+")") {
+			return true
+		}
+	}
+	return false
+}
+
 // TestOracleNativeSource: a UID change plus a rescale straight from native RocksDB snapshots (a
 // retained incremental checkpoint directory of Flink 2.3.0 after checkpoint gc --apply removed
-// the files its older, deleted checkpoints left, restored into RocksDB; a native savepoint,
-// restored into hashmap) writes canonical savepoints that Flink 2.3.0 restores with
-// non-restored state disallowed, finding exactly what the State Processor API read from the
-// native source, under the new UID and parallelism.
+// the files its older, deleted checkpoints left, read by the State Processor API with RocksDB; a
+// native savepoint, read with hashmap) writes canonical savepoints that Flink 2.3.0 restores
+// into hashmap and into RocksDB with non-restored state disallowed, finding exactly what the
+// State Processor API read from the native source, under the new UID and parallelism.
 func TestOracleNativeSource(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel() // judges wait on the oracle servers, not on this process
 	for _, c := range []struct {
-		fixture, restoreWith string
-		maxPar, par          int32
+		fixture, readWith string
+		maxPar, par       int32
 	}{
 		{"../checkpoints/native-chain", "rocksdb", 256, 3},
 		{"native-rocksdb", "hashmap", 64, 1},
@@ -323,8 +342,15 @@ func TestOracleNativeSource(t *testing.T) {
 					e.rescale(o.UIDHashAfter, int(o.MaxParAfter), int(o.ParallelismAfter), true)
 				}
 			}
-			e["backend"], e["format"] = c.restoreWith, "canonical"
-			judge(t, dst, e)
+			e["backend"], e["format"], e["restoreBackends"] = c.readWith, "canonical", bothBackends
+			out, err := judgeSavepoint(t, dst, e)
+			if err != nil {
+				t.Fatalf("Flink rejected the migrated savepoint %s: %v\n%s", dst, err, tail(out))
+			}
+			if !restoredIntoBoth(out, dst) {
+				t.Fatalf("the judge did not restore %s into %v:\n%s", dst, bothBackends, tail(out))
+			}
+			t.Logf("%s", lastLine(out))
 		})
 	}
 }

@@ -14,12 +14,15 @@ import (
 // Processor API), native-deletes (Delete records over older tables' data: states cleared,
 // map keys removed, timers deleted) and native-chain-rescaled (incremental checkpoints after a
 // rescaled restore: range tombstones over keys of other key groups) and gc-leftovers (read at its
-// latest complete checkpoint beside the incomplete one Flink was halted in) and
+// latest complete checkpoint beside the incomplete one Flink was halted in),
 // named-window-incremental (String keys and a user-defined window namespace, both variable-length:
-// a length after the key and after the namespace; the window shown as opaque bytes).
+// a length after the key and after the namespace; the window shown as opaque bytes) and
+// ttl-compaction (TTL states whose expired entries RocksDB's compaction filter removed in part,
+// the rest expired at the snapshot: TestTTLCompactionFixtures).
 var snapshotKinds = []string{
 	"checkpoints/hashmap-full", "checkpoints/rocksdb-full", "checkpoints/file-merged", "checkpoints/native-deletes",
 	"checkpoints/native-chain-rescaled", "checkpoints/gc-leftovers", "checkpoints/named-window-incremental",
+	"checkpoints/ttl-compaction",
 	"flink-1.20/checkpoints/hashmap-full", "flink-1.20/checkpoints/rocksdb-full", "flink-1.20/checkpoints/file-merged",
 }
 

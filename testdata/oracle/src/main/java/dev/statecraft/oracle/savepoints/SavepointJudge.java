@@ -3,6 +3,8 @@ package dev.statecraft.oracle.savepoints;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
@@ -36,7 +38,7 @@ public final class SavepointJudge {
             System.err.println("rejected: " + reason);
             return 1;
         }
-        System.out.println("accepted: " + sp + " (" + summary(expectation) + ", read and restored)");
+        System.out.println("accepted: " + sp + " (" + summary(expectation) + ", read and restored into " + String.join(" and ", restoreBackends(expectation)) + ")");
         return 0;
     }
 
@@ -76,27 +78,48 @@ public final class SavepointJudge {
         return d != null ? "savepoint_metadata: " + d : null;
     }
 
-    /** (b) what a job restored from the savepoint finds in its state backends. */
+    /**
+     * (b) what a job restored from the savepoint finds in its state backends: one restore per
+     * backend of {@link #restoreBackends}, all from the one job description parsed here.
+     */
     static String judgeRestore(String savepoint, JsonNode expectation) {
-        ArrayNode restored;
-        long before = System.currentTimeMillis(), after;
-        try {
-            restored = RestoreJob.restore(savepoint, expectation);
-        } catch (Exception e) {
-            return "restore: " + Expect.rootMessage(e);
-        } finally {
-            after = System.currentTimeMillis();
+        List<Specs.Operator> ops = Specs.parse(expectation);
+        for (String backend : restoreBackends(expectation)) {
+            ArrayNode restored;
+            long before = System.currentTimeMillis(), after;
+            try {
+                restored = RestoreJob.restore(savepoint, ops, backend);
+            } catch (Exception e) {
+                return "restore into " + backend + ": " + Expect.rootMessage(e);
+            } finally {
+                after = System.currentTimeMillis();
+            }
+            JsonNode view;
+            try {
+                view = ttlView(expectation, before, after);
+            } catch (IllegalArgumentException e) {
+                return "TTL timestamps: " + e.getMessage();
+            }
+            ObjectNode actual = Json.obj();
+            actual.set("operators", restored);
+            String d = Compare.operators(view, actual, true);
+            if (d != null) return "restored job (" + backend + "): " + d;
         }
-        JsonNode view;
-        try {
-            view = ttlView(expectation, before, after);
-        } catch (IllegalArgumentException e) {
-            return "TTL timestamps: " + e.getMessage();
-        }
-        ObjectNode actual = Json.obj();
-        actual.set("operators", restored);
-        String d = Compare.operators(view, actual, true);
-        return d != null ? "restored job: " + d : null;
+        return null;
+    }
+
+    /**
+     * The backends the savepoint is restored into: the expectation's "restoreBackends" (e.g.
+     * ["hashmap", "rocksdb"]: a canonical savepoint must restore into either), else its
+     * "backend" (hashmap when absent). "backend" alone still names the State Processor API's.
+     */
+    static List<String> restoreBackends(JsonNode expectation) {
+        JsonNode list = expectation.path("restoreBackends");
+        if (!list.isArray()) return List.of(expectation.path("backend").asText("hashmap"));
+        if (list.isEmpty()) throw new IllegalArgumentException("expectation: restoreBackends is empty");
+        List<String> out = new ArrayList<>();
+        for (JsonNode b : list) out.add(b.asText());
+        return out;
     }
 
     /**

@@ -53,7 +53,8 @@ public final class SavepointsJudge {
                 rejected++;
                 continue;
             }
-            System.out.println("accepted: " + sp + " (" + SavepointJudge.summary(expectation) + ", read and restored)");
+            System.out.println("accepted: " + sp + " (" + SavepointJudge.summary(expectation) + ", read and restored into "
+                    + String.join(" and ", SavepointJudge.restoreBackends(expectation)) + ")");
         }
         return rejected == 0 ? 0 : 1;
     }

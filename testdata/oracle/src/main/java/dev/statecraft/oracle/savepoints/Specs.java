@@ -167,6 +167,11 @@ final class Specs {
             .setStateVisibility(StateTtlConfig.StateVisibility.ReturnExpiredIfNotCleanedUp)
             .build();
 
+    /** The TTL a state's descriptor gets where READ_TTL applies, by state name: READ_TTL, except
+     *  while ttl-compaction reads a savepoint with its job's own TTLs to see what Flink returns of
+     *  expired entries (TtlCompaction.jobTtlEntries; a served oracle runs one command at a time). */
+    static volatile java.util.function.Function<String, StateTtlConfig> readTtl = name -> READ_TTL;
+
     static StateDescriptor<?, ?> descriptor(KeyedState s) {
         return descriptor(s, false);
     }
@@ -195,7 +200,7 @@ final class Specs {
                     .disableCleanupInBackground()
                     .build());
         } else if (s.ttl) {
-            d.enableTimeToLive(READ_TTL);
+            d.enableTimeToLive(readTtl.apply(s.name));
         }
         return d;
     }
