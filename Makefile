@@ -119,6 +119,9 @@ UPGRADE_PROGRAMS := changelog-normalize dedup-keep-first dedup-keep-last dedup-t
 	group-aggregate-ttl-config interval-join join-inner join-left join-state-ttl-hint over-aggregate statement-set \
 	top-n window-aggregate
 
+TYPE_TWINS := window-session:window-aggregate group-window:window-aggregate \
+	top-n-update:top-n dedup-rowtime:window-aggregate top-n-retract:top-n over-range:over-aggregate
+
 fixtures:
 	$(ORACLE) plans testdata/plans
 	$(ORACLE) durations testdata/durations/inputs.txt > testdata/durations/flink-$(FLINK_VERSION).tsv
@@ -167,6 +170,15 @@ fixtures:
 	$(ORACLE) plans testdata/flink-1.20/upgrades/new $(addprefix runnable-,$(UPGRADE_PROGRAMS))
 	for p in $(UPGRADE_PROGRAMS); do FLINK_VERSION=1.20.0 $(ORACLE) sql-savepoint testdata/flink-1.20/savepoints upgrade-$$p \
 		testdata/flink-1.20/upgrades/old/runnable-$$p.json testdata/flink-1.20/upgrades/specs/$$p.json || exit 1; done
+	# 1.20 twins of type-catalogue bases (TYPE_TWINS, base:program): the base's SQL
+	# (upgrades/types-savepoints/<base>.sql) compiled by both versions and stopped with a savepoint
+	# by 1.20 on the base's spec (its own in upgrades/types-specs, else its program's)
+	for t in $(TYPE_TWINS); do b=$${t%%:*}; spec=testdata/upgrades/types-specs/$$b.json; \
+		[ -f $$spec ] || spec=testdata/flink-1.20/upgrades/specs/$${t#*:}.json; \
+		FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/upgrades/old --sql runnable-$$b testdata/upgrades/types-savepoints/$$b.sql && \
+		$(ORACLE) plans testdata/flink-1.20/upgrades/new --sql runnable-$$b testdata/upgrades/types-savepoints/$$b.sql && \
+		FLINK_VERSION=1.20.0 $(ORACLE) sql-savepoint testdata/flink-1.20/savepoints upgrade-$$b \
+			testdata/flink-1.20/upgrades/old/runnable-$$b.json $$spec || exit 1; done
 	# type-aware restore evidence (issue 18): changed queries restored from upgrades/agg-filter-added's
 	# savepoint, from the 1.20 savepoints above and from 2.3 savepoints it takes into
 	# upgrades/types-savepoints (TYPE_CATALOGUE_ONLY=REGEX: only the cases it matches)

@@ -19,4 +19,18 @@ var nodeWants = map[string]string{
 	"v23-top-n-update-same":                 "",
 	"v23-top-n-update-key-retyped":          "type-incompatible",
 	"v23-top-n-update-order-reversed":       "", // ASC is not monotonic: the Retract strategy's states; data-state-with-update is restored unread
+	// Flink 1.20 twins of the 2.3 bases (a 1.20 savepoint of the base's SQL, restored by 2.3.0
+	// under the changed SQL compiled by 2.3.0): the same predictions.
+	"v120-session-same":                 "",
+	"v120-session-aggregate-added":      "type-incompatible",
+	"v120-group-window-same":            "",
+	"v120-group-window-aggregate-added": "type-incompatible",
+	"v120-top-n-update-same":            "",
+	"v120-top-n-update-key-retyped":     "type-incompatible",
+	"v120-dedup-rowtime-same":           "",                  // 2.3 keeps first by rowtime in other states (outputInsertOnly): the 1.20 state restored unread, wrong rows
+	"v120-dedup-rowtime-first-to-last":  "",                  // the keep-first states restored unread
+	"v120-top-n-retract-same":           "type-incompatible", // 2.3 feeds the rank another column (BIGINT NOT NULL) than 1.20 did: data-state's rows differ
+	"v120-top-n-retract-order-reversed": "type-incompatible", // the sorted map's comparator
+	"v120-over-range-same":              "",
+	"v120-over-range-sum-to-max":        "type-incompatible",
 }

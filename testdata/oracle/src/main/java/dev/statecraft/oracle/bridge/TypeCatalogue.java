@@ -1,6 +1,7 @@
 package dev.statecraft.oracle.bridge;
 
 import dev.statecraft.oracle.common.Json;
+import dev.statecraft.oracle.plans.PlanCatalog;
 import dev.statecraft.oracle.plans.PlanJudge;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -13,8 +14,6 @@ import java.util.Map;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.table.api.CompiledPlan;
-import org.apache.flink.table.api.EnvironmentSettings;
-import org.apache.flink.table.api.TableEnvironment;
 
 /**
  * Oracle command {@code type-catalogue OUTDIR SAVEPOINT SPEC}: the evidence for type-aware restore
@@ -63,7 +62,6 @@ public final class TypeCatalogue {
         CASES.put("ttl-switched-on", new String[] {base, "1 h"});
     }
 
-    private static final java.util.regex.Pattern SET = java.util.regex.Pattern.compile("SET '([^']+)' = '([^']*)'");
 
     private static final String MINIBATCH = "SET 'table.exec.mini-batch.enabled' = 'true';\nSET 'table.exec.mini-batch.allow-latency' = '100 ms';\nSET 'table.exec.mini-batch.size' = '10';\nSET 'table.optimizer.agg-phase-strategy' = 'TWO_PHASE';\n";
 
@@ -134,6 +132,7 @@ public final class TypeCatalogue {
         // against a 1.20 SUM's, over retractions and not.
         V120.put("v120-dedup-aggregate-sum-to-avg", new String[] {"dedup-then-aggregate", "SUM(amount) AS total", "CAST(AVG(amount) AS INT) AS total"});
         V120.put("v120-group-avg-added", new String[] {"group-aggregate", "SUM(amount) AS total", "SUM(amount) + CAST(AVG(amount) AS INT) AS total"});
+        TypeCatalogueNodes.registerTwins(V120);
     }
 
     public static int run(String[] args) throws Exception {
@@ -207,8 +206,11 @@ public final class TypeCatalogue {
         compile(changed[0], plan);
         Files.writeString(dir.resolve("new.sql"), "-- type-catalogue case " + name + ": runnable-" + program
                 + ".sql with " + changed[1] + "\n" + changed[0], StandardCharsets.UTF_8);
-        String[] verdict = judgePlan(name, plan, v120.resolve("upgrades/specs/" + program + ".json"),
-                v120.resolve("savepoints/upgrade-" + program));
+        // A twin of a 2.3 catalogue base (TypeCatalogueNodes.registerTwins) has the base's spec.
+        Path spec = TypeCatalogueV23.BASES.containsKey(program)
+                ? TypeCatalogueV23.spec(out(dir).resolve("types-savepoints"), v120, program)
+                : v120.resolve("upgrades/specs/" + program + ".json");
+        String[] verdict = judgePlan(name, plan, spec, v120.resolve("savepoints/upgrade-" + program));
         if (verdict == null) {
             return 1;
         }
@@ -223,6 +225,11 @@ public final class TypeCatalogue {
         Json.write(dir.resolve("flink.json"), rec);
         System.err.println("type-catalogue: " + name + ": " + verdict[0] + ": " + verdict[1]);
         return 0;
+    }
+
+    /** The catalogue's directory (testdata/upgrades) of a case directory OUTDIR/<case>. */
+    private static Path out(Path caseDir) {
+        return caseDir.getParent().getParent();
     }
 
     /**
@@ -246,52 +253,7 @@ public final class TypeCatalogue {
 
     /** Compiles a runnable program's SQL (DDL, SET lines, one INSERT or a statement set) into plan. */
     static void compile(String sql, Path plan) throws Exception {
-        TableEnvironment tEnv = TableEnvironment.create(EnvironmentSettings.newInstance().inStreamingMode().build());
-        String dml = null;
-        StringBuilder body = new StringBuilder();
-        for (String line : sql.split("\n")) {
-            if (!line.startsWith("--")) {
-                body.append(line).append('\n');
-            }
-        }
-        // A statement set runs to its END, across the ";\n" that end its INSERTs.
-        String text = body.toString();
-        int setAt = text.indexOf("EXECUTE STATEMENT SET");
-        if (setAt >= 0) {
-            dml = text.substring(setAt).strip();
-            dml = dml.endsWith(";") ? dml.substring(0, dml.length() - 1) : dml;
-            text = text.substring(0, setAt);
-        }
-        for (String stmt : text.split(";\n")) {
-            String st = stmt.strip();
-            if (st.isEmpty()) {
-                continue;
-            }
-            java.util.regex.Matcher set = SET.matcher(st);
-            if (st.startsWith("INSERT")) {
-                dml = st;
-            } else if (set.matches()) {
-                // TableEnvironment.executeSql takes no SET (that is the SQL client's).
-                tEnv.getConfig().set(set.group(1), set.group(2));
-            } else {
-                tEnv.executeSql(st);
-            }
-        }
-        UpgradeFixture.resetNodeIds(tEnv);
-        CompiledPlan p;
-        if (setAt >= 0) {
-            // compilePlanSql takes one INSERT: a statement set compiles through its API.
-            org.apache.flink.table.api.StatementSet ss = tEnv.createStatementSet();
-            String inner = dml.substring(dml.indexOf("BEGIN") + 5, dml.lastIndexOf("END"));
-            for (String ins : inner.split(";\n")) {
-                if (!ins.isBlank()) {
-                    ss.addInsertSql(ins.strip().replaceAll(";$", ""));
-                }
-            }
-            p = ss.compilePlan();
-        } else {
-            p = tEnv.compilePlanSql(dml);
-        }
+        CompiledPlan p = PlanCatalog.compile(PlanCatalog.parse("type-catalogue", sql));
         Files.deleteIfExists(plan);
         p.writeToFile(plan.toFile());
     }

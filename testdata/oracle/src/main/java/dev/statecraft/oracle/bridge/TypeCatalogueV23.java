@@ -144,7 +144,7 @@ final class TypeCatalogueV23 {
     }
 
     /** The base's spec: its own under OUTDIR/../types-specs when its rows differ from its program's. */
-    private static Path spec(Path bases, Path v120, String base) {
+    static Path spec(Path bases, Path v120, String base) {
         Path own = bases.resolveSibling("types-specs").resolve(base + ".json");
         return Files.exists(own) ? own : v120.resolve("upgrades/specs/" + program(base) + ".json");
     }

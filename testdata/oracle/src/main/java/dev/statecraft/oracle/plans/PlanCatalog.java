@@ -395,7 +395,7 @@ public final class PlanCatalog {
      * it is reset first (as Flink's own plan tests do) so that every plan numbers its nodes from 1
      * whatever else this JVM compiled before, and regenerating the catalogue gives the same bytes.
      */
-    static CompiledPlan compile(Program p) {
+    public static CompiledPlan compile(Program p) {
         TableEnvironment tEnv = environmentFor(p);
         resetNodeIds(tEnv);
         if (p.dml.size() == 1) {
@@ -423,6 +423,54 @@ public final class PlanCatalog {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("cannot reset the planner's exec node id counter", e);
         }
+    }
+
+    private static final java.util.regex.Pattern SET = java.util.regex.Pattern.compile("SET '([^']+)' = '([^']*)'");
+
+    /**
+     * A program written as SQL text (a runnable twin with changes, {@code type-catalogue}): {@code
+     * SET 'key' = 'value'} lines are its configuration, {@code INSERT}s (one, or those of an
+     * {@code EXECUTE STATEMENT SET BEGIN ... END}) its DML, every other statement its DDL;
+     * {@code --} lines are left out.
+     */
+    public static Program parse(String name, String sql) {
+        StringBuilder body = new StringBuilder();
+        for (String line : sql.split("\n")) {
+            if (!line.startsWith("--")) {
+                body.append(line).append('\n');
+            }
+        }
+        // A statement set runs to its END, across the ";\n" that end its INSERTs.
+        String text = body.toString();
+        List<String> dml = new ArrayList<>();
+        int setAt = text.indexOf("EXECUTE STATEMENT SET");
+        if (setAt >= 0) {
+            String set = text.substring(setAt);
+            for (String ins : set.substring(set.indexOf("BEGIN") + 5, set.lastIndexOf("END")).split(";\n")) {
+                if (!ins.isBlank()) {
+                    dml.add(ins.strip().replaceAll(";$", ""));
+                }
+            }
+            text = text.substring(0, setAt);
+        }
+        List<String> ddl = new ArrayList<>();
+        Map<String, String> config = new LinkedHashMap<>();
+        for (String stmt : text.split(";\n")) {
+            String st = stmt.strip();
+            java.util.regex.Matcher set = SET.matcher(st);
+            if (st.isEmpty()) {
+                continue;
+            } else if (st.startsWith("INSERT")) {
+                dml.add(st);
+            } else if (set.matches()) {
+                config.put(set.group(1), set.group(2));
+            } else {
+                ddl.add(st);
+            }
+        }
+        Program p = new Program(name, "", ddl, dml.toArray(new String[0]));
+        p.config.putAll(config);
+        return p;
     }
 
     /** Name prefix of a catalogue program's runnable twin ({@link #runnable}). */
@@ -466,15 +514,27 @@ public final class PlanCatalog {
 
     /**
      * Usage: {@code plans OUTDIR [NAME...]}; with names, compiles only those programs
-     * ({@code runnable-<name>} names a catalogue program's runnable twin).
+     * ({@code runnable-<name>} names a catalogue program's runnable twin); {@code plans OUTDIR
+     * --sql NAME FILE} compiles the SQL program in FILE ({@link #parse}) into {@code NAME.json}.
      */
     public static int run(String[] args) throws IOException {
         if (args.length < 1) {
-            System.err.println("usage: plans OUTDIR [NAME...]");
+            System.err.println("usage: plans OUTDIR [NAME...] | plans OUTDIR --sql NAME FILE");
             return 2;
         }
         Path out = Path.of(args[0]);
         Files.createDirectories(out);
+        if (args.length == 4 && args[1].equals("--sql")) {
+            // A program given as SQL text (parse): OUTDIR/NAME.json, and FILE copied to NAME.sql.
+            String sql = Files.readString(Path.of(args[3]), StandardCharsets.UTF_8);
+            File json = out.resolve(args[2] + ".json").toFile();
+            CompiledPlan plan = compile(parse(args[2], sql));
+            Files.deleteIfExists(json.toPath());
+            plan.writeToFile(json);
+            Files.writeString(out.resolve(args[2] + ".sql"), sql, StandardCharsets.UTF_8);
+            System.out.println(args[2] + "\t" + json.length() + " bytes");
+            return 0;
+        }
         List<String> only = Arrays.asList(args).subList(1, args.length);
         int failed = 0;
         List<Program> programs = new ArrayList<>();

@@ -1,0 +1,26 @@
+-- type-catalogue case v120-group-window-same: runnable-group-window.sql with 
+-- type-catalogue savepoint group-window: runnable-window-aggregate.sql with "SELECT window_start, window_end, user_id, SUM(amount) AS total FROM TABLE(TUMBLE(TABLE orders_rt, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, user_id;" -> "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND), TUMBLE_END(ts, INTERVAL '10' SECOND), user_id, SUM(amount) AS total FROM orders_rt GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), user_id;"
+-- Tumbling window TVF aggregate (event time).
+-- Runnable twin: datagen -> statecraft-source, blackhole -> statecraft-sink (no-update-before).
+-- Compiled by the statecraft oracle (PlanCatalog) with Flink's COMPILE PLAN in
+-- streaming mode and default configuration (table.exec.state.ttl = 0 ms).
+
+CREATE TABLE orders_rt (
+  order_id BIGINT,
+  user_id BIGINT,
+  amount INT,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH ('connector' = 'statecraft-source');
+
+CREATE TABLE window_out (
+  window_start TIMESTAMP(3),
+  window_end TIMESTAMP(3),
+  user_id BIGINT,
+  total INT
+) WITH ('connector' = 'statecraft-sink', 'changelog-mode' = 'no-update-before');
+
+INSERT INTO window_out
+SELECT TUMBLE_START(ts, INTERVAL '10' SECOND), TUMBLE_END(ts, INTERVAL '10' SECOND), user_id, SUM(amount) AS total
+FROM orders_rt
+GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), user_id;
