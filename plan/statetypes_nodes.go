@@ -14,7 +14,7 @@ import (
 //	node                          state                      value (TTL wrappers aside)
 //	rank (UpdateFast)             data-state-with-update     Map<Row<row key>, Tuple2<Row<input>, Integer>>
 //	                                                         (UpdatableTopNFunction: each row by its
-//	                                                         unique key, with its sort position)
+//	                                                         unique key, with its inner rank)
 //	deduplicate (event time,      deduplicate-state          Row<input> (RowTimeDeduplicateFunction:
 //	keep last, or emitting                                   the row kept so far)
 //	updates)
@@ -34,7 +34,7 @@ import (
 
 // updateFastRankTypes: the Top-N over an updating input whose sort key moves one way only keeps
 // every row by its unique key ("rankStrategy.primaryKeys", fields of the input) with the row
-// and its rank in the sorted buffer it rebuilds on restore.
+// and its inner rank (UpdatableTopNFunction's RankRow; the sorted buffer is rebuilt on restore).
 func (n *Node) updateFastRankTypes(vals map[string]ValueType, types []string) string {
 	pk := gjson.Get(n.Raw, "rankStrategy.primaryKeys")
 	if !pk.IsArray() || len(pk.Array()) == 0 {
