@@ -10,8 +10,9 @@ import (
 // TestStateTypesNodeVariants: the Flink-written plans of the type catalogue's bases
 // (testdata/upgrades/types-savepoints, checked against their savepoints by
 // bridge.TestTypeCatalogueAgreesWithFlink) and variants of them whose operator keeps other
-// states (Flink picks FastTop1Function for a Top-1): those are not derived, never guessed, and a
-// plan field that is missing or out of range says so.
+// states (Flink picks FastTop1Function for a Top-1, AppendOnlyFirstNFunction for a first-N by
+// processing time): those are not derived, never guessed, and a plan field that is missing or
+// out of range says so.
 func TestStateTypesNodeVariants(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "upgrades", "types-savepoints")
 	cases := []struct {
@@ -28,6 +29,13 @@ func TestStateTypesNodeVariants(t *testing.T) {
 		{"top-n-update", "no primary keys", []string{`"primaryKeys" : [ 0, 1 ]`, `"primaryKeys" : [ ]`}, "", "", false, "without primaryKeys", "VoidNamespace"},
 		{"top-n-update", "primary key out of range", []string{`"primaryKeys" : [ 0, 1 ]`, `"primaryKeys" : [ 0, 9 ]`}, "", "", false, "primaryKeys: field 9", "VoidNamespace"},
 		{"top-n", "append-fast", nil, "data-state-with-append", "", true, "", "VoidNamespace"},
+		// The rank's input made (amount -> pt PROCTIME) and sorted by it ascending: a first-N.
+		{"top-n", "first-n by proctime", []string{
+			"\"outputType\" : \"ROW<`order_id` BIGINT, `user_id` BIGINT, `amount` INT>\",\n    \"description\" : \"Exchange",
+			`"outputType" : {"type": "ROW", "fields": [{"name": "order_id", "fieldType": "BIGINT"}, {"name": "user_id", "fieldType": "BIGINT"}, ` +
+				`{"name": "pt", "fieldType": {"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "nullable": false, "precision": 3, "kind": "PROCTIME"}}]},` +
+				"\n    \"description\" : \"Exchange",
+			`"isAscending" : false`, `"isAscending" : true`}, "", "", false, "AppendOnlyFirstNFunction", "VoidNamespace"},
 		{"dedup-rowtime-last", "keep last by rowtime", nil, "deduplicate-state", "Row<BIGINT, INT, TIMESTAMP(3)>", true, "", "VoidNamespace"},
 		{"dedup-rowtime-last", "mini-batch", []string{`"table.exec.mini-batch.enabled" : "false"`, `"table.exec.mini-batch.enabled" : "true"`}, "deduplicate-state", "Row<BIGINT, INT, TIMESTAMP(3)>", false, "", "VoidNamespace"},
 		{"window-session", "session TVF", nil, "session-window-mapping", "Map<TimeWindow, TimeWindow>", false, "", "TimeWindow"},
