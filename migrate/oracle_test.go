@@ -207,6 +207,7 @@ var convertFixtures = []struct{ fixture, readWith, expect string }{
 	{"../flink-1.20/checkpoints/hashmap-full", "hashmap", ""},
 	{"../flink-1.20/checkpoints/rocksdb-full", "rocksdb", ""},
 	{"../flink-1.20/checkpoints/file-merged", "hashmap", ""},
+	{"../flink-1.20/checkpoints/native-chain", "rocksdb", ""}, // 1.20's retained incremental chain
 }
 
 // bothBackends is the judge's restoreBackends for a canonical savepoint statecraft wrote: Flink

@@ -384,14 +384,19 @@ func mergedKeys(t testing.TB, tables []*Table) map[string]bool {
 	return got
 }
 
-// TestFixtureCheckpointChain: in the retained incremental checkpoints Flink wrote, later
-// checkpoints reuse SST files an earlier one uploaded (the same shared file, by path), and every
-// checkpoint's databases open and merge.
+// TestFixtureCheckpointChain: in the retained incremental checkpoints Flink wrote (2.3.0 with
+// FRocksDB 8.10, 1.20.0 with FRocksDB 6.20.3), later checkpoints reuse SST files an earlier one
+// uploaded (the same shared file, by path), and every checkpoint's databases open and merge.
 func TestFixtureCheckpointChain(t *testing.T) {
-	job := "../../testdata/checkpoints/native-chain"
+	for _, job := range []string{"../../testdata/checkpoints/native-chain", "../../testdata/flink-1.20/checkpoints/native-chain"} {
+		t.Run(job[len("../../testdata/"):], func(t *testing.T) { checkpointChain(t, job) })
+	}
+}
+
+func checkpointChain(t *testing.T, job string) {
 	chks, _ := filepath.Glob(filepath.Join(job, "chk-*"))
 	if len(chks) == 0 {
-		t.Skip("no fixture testdata/checkpoints/native-chain")
+		t.Fatalf("no fixture %s", job)
 	}
 	sort.Slice(chks, func(i, j int) bool { return chkID(chks[i]) < chkID(chks[j]) })
 	usedBy := map[string]int{} // shared file (base name) -> checkpoints referencing it
