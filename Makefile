@@ -102,7 +102,7 @@ FUZZ_TARGETS := ./ttl:FuzzParseFlink ./ttl:FuzzParseInput ./plan:FuzzPlanTTLEdit
 	./statecore/metadata:FuzzDecode ./statecore/keyed:FuzzKeyedStream \
 	./statecore/opstate:FuzzOperatorState ./migrate:FuzzParseScript \
 	./statecore/rocksdb:FuzzBlock ./statecore/rocksdb:FuzzManifest ./statecore/metadata:FuzzIncrementalHandle \
-	./statecore/sourcestate:FuzzSourceState ./migrate:FuzzLineDecoder
+	./statecore/sourcestate:FuzzSourceState ./migrate:FuzzLineDecoder ./migrate:FuzzLoadFastPath
 FUZZTIME ?= 10m
 FUZZTIME_BRIEF ?= 100x
 FUZZ_PARALLEL ?= 1

@@ -20,7 +20,7 @@ import (
 
 // dumpKeyed returns the keyed records and timers of every operator of the savepoint at dir as
 // `savepoint dump` without --operator prints them (each line naming its operator), in order.
-func dumpKeyed(t *testing.T, dir string) []string {
+func dumpKeyed(t testing.TB, dir string) []string {
 	t.Helper()
 	sp := open(t, dir)
 	var lines []string

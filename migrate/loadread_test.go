@@ -311,3 +311,40 @@ func TestReadJSONLBlocks(t *testing.T) {
 		t.Fatalf("want the error of line 30001, got %v", err)
 	}
 }
+
+// FuzzLoadFastPath: on any line, encoding by the tokens (scanFlat, EncodeRaw) gives what the
+// decoding path gives: the same spill record, partition, counts, sums and error, for the
+// operators of the types-hashmap fixture (Integer, Long, String and tuple keys; value, list,
+// map, reducing and aggregating states; TTL). Seeds: its dump's lines and mutants of them.
+func FuzzLoadFastPath(f *testing.F) {
+	dir := filepath.Join("..", "testdata", "savepoints", "types-hashmap")
+	if _, err := os.Stat(filepath.Join(dir, "_metadata")); err != nil {
+		f.Skip("fixture types-hashmap not present")
+	}
+	sp := open(f, dir)
+	s := &session{src: sp, m: sp.Metadata}
+	ops, labels, err := s.loadOps()
+	if err != nil {
+		f.Fatal(err)
+	}
+	rnd := rand.New(rand.NewPCG(7, 8))
+	lines := dumpKeyed(f, dir)
+	for i, l := range lines {
+		f.Add([]byte(l))
+		if i%20 == 0 {
+			for _, m := range mutants(l, rnd) {
+				f.Add([]byte(m))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fw := newLoadWorker("data.jsonl", ops, labels, true)
+		sw := newLoadWorker("data.jsonl", ops, labels, true)
+		fb, sb := &loadBatch{}, &loadBatch{}
+		ferr := fw.record(fb, line, 1)
+		serr := sw.decoded(sb, line, "data.jsonl:1")
+		if got, want := workerOutput(fw, fb, ferr), workerOutput(sw, sb, serr); got != want {
+			t.Fatalf("line %q:\nwith the fast path:\n%s\ndecoded:\n%s", line, got, want)
+		}
+	})
+}
