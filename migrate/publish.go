@@ -52,6 +52,10 @@ const uploadWorkers = 4
 type remote struct {
 	dst    storage.Store
 	copies []remoteCopy
+
+	// The copies run on uploadWorkers goroutines and each asks source for its store: srcsMu
+	// guards the map they share.
+	srcsMu sync.Mutex
 	srcs   map[string]storage.Store // source stores by directory, for copies
 }
 
@@ -278,6 +282,8 @@ func (s *session) unpublish(names []string, cause error) error {
 func (r *remote) source(ctx context.Context, loc storage.Location) (storage.Store, string, error) {
 	dir, base := loc.Dir()
 	key := dir.String()
+	r.srcsMu.Lock()
+	defer r.srcsMu.Unlock()
 	if st, ok := r.srcs[key]; ok {
 		return st, base, nil
 	}
