@@ -272,18 +272,56 @@ func printTimes(w io.Writer, states []*stats.State) {
 				most = max(most, n)
 			}
 			if most > 0 {
-				var b strings.Builder
-				for _, n := range tm.NextHour {
-					if n == 0 {
-						b.WriteByte('.')
-					} else {
-						b.WriteRune(levels[int(float64(len(levels)-1)*float64(n)/float64(most))])
-					}
-				}
-				fmt.Fprintf(w, "  next hour, one column per minute: %s\n", b.String())
+				printNextHour(w, tm.NextHour[:])
 			}
 		}
 	}
+}
+
+// printNextHour draws the timers due in each minute of the next hour as one bar. Where tables
+// are fitted (a terminal or COLUMNS) and the bar does not fit beside its label, it goes on a line
+// of its own, and where it does not fit there either, one column counts several minutes (a
+// divisor of 60, so that every column counts as many).
+func printNextHour(w io.Writer, perMinute []int64) {
+	const label = "  next hour, "
+	width := 0
+	if tw, ok := w.(tableWriter); ok {
+		width = tw.width
+	}
+	step := 1
+	for _, d := range []int{1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60} {
+		step = d
+		if width <= 0 || 2+(len(perMinute)+d-1)/d <= width {
+			break
+		}
+	}
+	var cols []int64
+	var most int64
+	for i := 0; i < len(perMinute); i += step {
+		var n int64
+		for _, x := range perMinute[i:min(i+step, len(perMinute))] {
+			n += x
+		}
+		cols = append(cols, n)
+		most = max(most, n)
+	}
+	var b strings.Builder
+	for _, n := range cols {
+		if n == 0 {
+			b.WriteByte('.')
+		} else {
+			b.WriteRune(levels[int(float64(len(levels)-1)*float64(n)/float64(most))])
+		}
+	}
+	per := "one column per minute:"
+	if step > 1 {
+		per = fmt.Sprintf("one column per %d minutes:", step)
+	}
+	if width > 0 && len(label)+len(per)+1+len(cols) > width {
+		fmt.Fprintf(w, "%s%s\n  %s\n", label, per, b.String())
+		return
+	}
+	fmt.Fprintf(w, "%s%s %s\n", label, per, b.String())
 }
 
 func millisUTC(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }

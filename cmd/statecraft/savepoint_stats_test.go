@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
@@ -434,5 +436,52 @@ func TestStatsFitsColumns(t *testing.T) {
 				t.Error("no fixture needed a narrowed table at 60 columns: the test checks nothing")
 			}
 		})
+	}
+}
+
+// TestStatsNextHourFits: the timers' next-hour bar (60 columns beside a 36-column label) fits
+// COLUMNS too: on its own line at 80, two minutes a column at 60, beside its label when nothing
+// is fitted. --at is put half an hour before the fixture's earliest timer (Flink 1.20's RANGE
+// over aggregate registers a processing-time cleanup timer an hour after its last record), so
+// the bar is drawn whenever the test runs; TestStatsFitsColumns uses "now" and drew it only in
+// the hour after the fixture was made.
+func TestStatsNextHourFits(t *testing.T) {
+	dir := "../../testdata/flink-1.20/savepoints/upgrade-over-range"
+	t.Setenv("COLUMNS", "")
+	code, out, errOut := runCLI("savepoint", "stats", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	m := regexp.MustCompile(`timers \S+: earliest (\S+),`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("%s: stats shows no timers:\n%s", dir, out)
+	}
+	earliest, err := time.Parse(time.RFC3339Nano, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := earliest.Add(-30 * time.Minute).UTC().Format(time.RFC3339)
+	for _, tc := range []struct {
+		columns, want string
+	}{
+		{"", "  next hour, one column per minute: ."},
+		{"80", "  next hour, one column per minute:\n  ."},
+		{"60", "  next hour, one column per 2 minutes:\n  ."},
+	} {
+		t.Setenv("COLUMNS", tc.columns)
+		code, out, errOut := runCLI("savepoint", "stats", "--at", at, dir)
+		if code != 0 {
+			t.Fatalf("COLUMNS=%q: exit %d: %s", tc.columns, code, errOut)
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("COLUMNS=%q: no %q in:\n%s", tc.columns, tc.want, out)
+		}
+		if n, _ := strconv.Atoi(tc.columns); n > 0 {
+			for _, l := range strings.Split(out, "\n") {
+				if c := utf8.RuneCountInString(l); c > n {
+					t.Errorf("COLUMNS=%d: line of %d columns: %q", n, c, l)
+				}
+			}
+		}
 	}
 }
