@@ -17,6 +17,11 @@ func TestRecordEncoderRoundTrip(t *testing.T) {
 	// Flink 1.20's SQL upgrade savepoints: RowData keys and values of many field types.
 	more, _ := filepath.Glob("../../testdata/flink-1.20/savepoints/upgrade-*/_metadata")
 	dirs = append(dirs, more...)
+	// Flink 2.3.0's dedup savepoints of the type catalogue: dedup-rowtime-last keeps its row as
+	// +U, which dump must print and the encoder write back. (The catalogue's aggregate savepoints
+	// hold MapView fields, RawValueData, which the encoder refuses by name.)
+	more, _ = filepath.Glob("../../testdata/upgrades/types-savepoints/dedup-*/_metadata")
+	dirs = append(dirs, more...)
 	if len(dirs) == 0 {
 		t.Skip("no savepoint fixtures in testdata/savepoints")
 	}

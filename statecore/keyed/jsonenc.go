@@ -156,7 +156,18 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, '}'), nil
 	case serializer.BinaryRow:
-		return appendJSONValue(b, x.Fields)
+		if x.Kind == "+I" || x.Kind == "" {
+			return appendJSONValue(b, x.Fields)
+		}
+		// A row stored as another kind than an insert (Flink 1.20's keep-last dedup keeps +U
+		// rows) names its kind, so that create and patch write back the same header byte.
+		b = append(b, `{"rowKind":`...)
+		b = appendJSONString(b, x.Kind)
+		b = append(b, `,"fields":`...)
+		if b, err = appendJSONValue(b, x.Fields); err != nil {
+			return nil, err
+		}
+		return append(b, '}'), nil
 	case map[string]any:
 		if x == nil {
 			return append(b, "null"...), nil

@@ -107,8 +107,18 @@ type BinaryRow struct {
 	Raw    []byte
 }
 
-// MarshalJSON writes the fields as a JSON array.
-func (r BinaryRow) MarshalJSON() ([]byte, error) { return json.Marshal(r.Fields) }
+// MarshalJSON writes an insert's fields as a JSON array, and a row of another kind (Flink 1.20's
+// and 2.3's keep-last dedup keep +U rows) as {"rowKind": "+U", "fields": [...]}, so that what
+// dump prints, create and patch write back with the same header byte.
+func (r BinaryRow) MarshalJSON() ([]byte, error) {
+	if r.Kind == "+I" || r.Kind == "" {
+		return json.Marshal(r.Fields)
+	}
+	return json.Marshal(struct {
+		RowKind string `json:"rowKind"`
+		Fields  []any  `json:"fields"`
+	}{r.Kind, r.Fields})
+}
 
 // Decode returns a BinaryRow.
 func (c rowDataCodec) Decode(in *Input) any {

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,8 +74,17 @@ func shortClass(class string) string {
 	return class
 }
 
-// encodeRow appends the BinaryRowData of v (an array of the fields) to b.
+// encodeRow appends the BinaryRowData of v to b: an array of the fields (an insert, +I), or, as
+// dump prints a row of another kind, {"rowKind": "+U", "fields": [...]}.
 func (c rowDataCodec) encodeRow(b []byte, v any, path string, depth int) ([]byte, error) {
+	kind := byte(0)
+	if m, ok := v.(map[string]any); ok {
+		k, err := rowKindOfJSON(m, path)
+		if err != nil {
+			return nil, err
+		}
+		kind, v, path = k, m["fields"], path+".fields"
+	}
 	xs, ok := v.([]any)
 	arity := len(c.kinds)
 	if !ok || len(xs) != arity {
@@ -81,7 +92,8 @@ func (c rowDataCodec) encodeRow(b []byte, v any, path string, depth int) ([]byte
 	}
 	nullBytes := ((arity + 63 + 8) / 64) * 8
 	start := len(b)
-	b = append(b, make([]byte, nullBytes+8*arity)...) // header byte 0: RowKind +I
+	b = append(b, make([]byte, nullBytes+8*arity)...)
+	b[start] = kind // header byte 0: the RowKind
 	var err error
 	for i, k := range c.kinds {
 		x := xs[i]
@@ -260,4 +272,24 @@ func parseLocalDateTime(v any, path string) (ms int64, nano int32, err error) {
 		return 0, 0, fmt.Errorf("%s: %q is not a local date-time (want 2006-01-02T15:04:05[.fraction])", path, s)
 	}
 	return t.UnixMilli(), int32(t.Nanosecond() % 1_000_000), nil
+}
+
+// rowKindOfJSON reads the kind of a row written as {"rowKind": K, "fields": [...]} (nothing else
+// in the object): K is one of Flink's RowKind short strings, +I, -U, +U or -D.
+func rowKindOfJSON(m map[string]any, path string) (byte, error) {
+	for _, k := range slices.Sorted(maps.Keys(m)) { // sorted: the same error every run
+		if k != "rowKind" && k != "fields" {
+			return 0, fmt.Errorf("%s: unknown field %q of a RowData row (want rowKind and fields)", path, k)
+		}
+	}
+	k, ok := m["rowKind"].(string)
+	if !ok {
+		return 0, want(path+".rowKind", "one of "+strings.Join(rowKinds, ", ")+" (RowKind)", m["rowKind"])
+	}
+	for i, name := range rowKinds {
+		if k == name {
+			return byte(i), nil
+		}
+	}
+	return 0, want(path+".rowKind", "one of "+strings.Join(rowKinds, ", ")+" (RowKind)", k)
 }
