@@ -81,42 +81,13 @@ func newEncoder(s *Snapshot) (Encoder, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(b []byte, v any, path string) ([]byte, error) {
-			xs, ok := v.([]any)
-			if !ok {
-				return nil, want(path, "an array (List)", v)
-			}
-			b = binary.BigEndian.AppendUint32(b, uint32(len(xs)))
-			for i, x := range xs {
-				if b, err = elem(b, x, path+"["+strconv.Itoa(i)+"]"); err != nil {
-					return nil, err
-				}
-			}
-			return b, nil
-		}, nil
+		return elementsEncoder(elem, "an array (List)", false), nil
 	case classGenericArray:
 		elem, err := nested(0)
 		if err != nil {
 			return nil, err
 		}
-		return func(b []byte, v any, path string) ([]byte, error) {
-			xs, ok := v.([]any)
-			if !ok {
-				return nil, want(path, "an array (object array)", v)
-			}
-			b = binary.BigEndian.AppendUint32(b, uint32(len(xs)))
-			for i, x := range xs {
-				if x == nil {
-					b = append(b, 0)
-					continue
-				}
-				b = append(b, 1)
-				if b, err = elem(b, x, path+"["+strconv.Itoa(i)+"]"); err != nil {
-					return nil, err
-				}
-			}
-			return b, nil
-		}, nil
+		return elementsEncoder(elem, "an array (object array)", true), nil
 	case classMap:
 		ke, err := nested(0)
 		if err != nil {
@@ -364,15 +335,29 @@ var (
 	})
 )
 
-func arrayEncoder(elem Encoder) Encoder {
+func arrayEncoder(elem Encoder) Encoder { return elementsEncoder(elem, "an array", false) }
+
+// elementsEncoder writes a JSON array as Flink's List, array and object-array serializers do: an
+// i32 count, then each element; with nullMarkers (GenericArraySerializer) a byte before each, 0
+// for null (nothing follows) or 1. Its err is its own: one encoder serves every worker of a
+// parallel load at once (the List and object-array encoders once shared the err of the function
+// that built them, a data race under savepoint create's two workers).
+func elementsEncoder(elem Encoder, what string, nullMarkers bool) Encoder {
 	return func(b []byte, v any, path string) ([]byte, error) {
 		xs, ok := v.([]any)
 		if !ok {
-			return nil, want(path, "an array", v)
+			return nil, want(path, what, v)
 		}
 		b = binary.BigEndian.AppendUint32(b, uint32(len(xs)))
 		var err error
 		for i, x := range xs {
+			if nullMarkers {
+				if x == nil {
+					b = append(b, 0)
+					continue
+				}
+				b = append(b, 1)
+			}
 			if b, err = elem(b, x, path+"["+strconv.Itoa(i)+"]"); err != nil {
 				return nil, err
 			}
