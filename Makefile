@@ -135,6 +135,10 @@ fixtures:
 	$(ORACLE) native-rescaled-checkpoint testdata/checkpoints
 	$(ORACLE) gc-leftovers testdata/checkpoints
 	$(ORACLE) named-window-checkpoint testdata/checkpoints
+	# SingleDelete records (Flink never writes one) by the RocksDB Java API Flink bundles: the
+	# FRocksDB of 2.3.0 (8.10) and of 1.20.0 (6.20.3), into testdata/rocksdb/single-delete-VERSION/
+	$(ORACLE) rocksdb-single-delete testdata/rocksdb
+	FLINK_VERSION=1.20.0 $(ORACLE) rocksdb-single-delete testdata/rocksdb
 	# TTL state cleaned up by RocksDB's compaction filter, all expired at snapshot time: a native
 	# savepoint and an incremental checkpoint directory of one job
 	$(ORACLE) ttl-compaction testdata/savepoints testdata/checkpoints

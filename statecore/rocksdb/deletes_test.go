@@ -7,7 +7,8 @@ import "testing"
 // over Puts and Merges of older ones, and no SingleDelete (Flink never writes one). The merge
 // yields no key whose newest record is a Delete, and every key whose newest record is a Put or
 // Merge. The State Processor API's reading of the same checkpoint is compared entry for entry
-// by cmd/statecraft's TestDumpSnapshotKindsMatchOracle.
+// by cmd/statecraft's TestDumpSnapshotKindsMatchOracle. SingleDeletes are tested on databases
+// RocksDB's own Java API wrote (TestFixtureSingleDelete).
 func TestFixtureDeletes(t *testing.T) {
 	chk := onlyCheckpoint(t, "native-deletes")
 	counts := map[Kind]int{}

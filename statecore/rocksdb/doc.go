@@ -77,7 +77,8 @@
 // # Merge
 //
 // Tables of one column family are merged by user key; for one user key the newest sequence number
-// wins: a Put ends the search, Delete and SingleDelete hide everything older, a range tombstone
+// wins: a Put ends the search, Delete and SingleDelete hide everything older (RocksDB's iterator
+// reads a SingleDelete as a Delete: tested on databases its Java API wrote), a range tombstone
 // newer than an entry hides it, and Merge operands collect until a base value (or the end) and are
 // joined oldest first with the configured delimiter, as RocksDB's StringAppendTESTOperator (the
 // operator Flink installs for list state) does.

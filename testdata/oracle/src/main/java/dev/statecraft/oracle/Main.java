@@ -27,6 +27,7 @@ public final class Main {
         COMMANDS.put("native-rescaled-checkpoint", "dev.statecraft.oracle.savepoints.RescaledCheckpoint");
         COMMANDS.put("gc-leftovers", "dev.statecraft.oracle.savepoints.GcLeftovers");
         COMMANDS.put("named-window-checkpoint", "dev.statecraft.oracle.savepoints.NamedWindowCheckpoint");
+        COMMANDS.put("rocksdb-single-delete", "dev.statecraft.oracle.savepoints.SingleDeletes");
         COMMANDS.put("ttl-compaction", "dev.statecraft.oracle.savepoints.TtlCompaction");
         COMMANDS.put("judge-savepoint", "dev.statecraft.oracle.savepoints.SavepointJudge");
         COMMANDS.put("judge-savepoints", "dev.statecraft.oracle.savepoints.SavepointsJudge");
