@@ -166,9 +166,10 @@ fixtures:
 	FLINK_VERSION=1.12.2 $(ORACLE) kafka-old-source-savepoint testdata/flink-1.12/sources-1.12.2
 	FLINK_VERSION=1.12.7 $(ORACLE) kafka-old-source-savepoint testdata/flink-1.12/sources-1.12.7
 	FLINK_VERSION=1.20.0 $(ORACLE) savepoints testdata/flink-1.20/savepoints keyed-hashmap keyed-hashmap-compressed keyed-rocksdb types-hashmap window-hashmap operator-state \
-		native-rocksdb native-types-incremental native-rescaled native-named-window
+		native-rocksdb native-types-incremental native-rescaled native-named-window native-ttl-inline native-window-maxpar-256
 	FLINK_VERSION=1.20.0 $(ORACLE) snapshot-kinds testdata/flink-1.20/checkpoints hashmap-full rocksdb-full file-merged
 	FLINK_VERSION=1.20.0 $(ORACLE) native-checkpoints testdata/flink-1.20/checkpoints
+	FLINK_VERSION=1.20.0 $(ORACLE) native-rescaled-checkpoint testdata/flink-1.20/checkpoints
 	# 1.20 -> 2.3 upgrade evidence (testdata/flink-1.20/README.md): runnable twins of the catalogue
 	# programs compiled by both versions, and each old plan stopped with a savepoint by Flink 1.20
 	FLINK_VERSION=1.20.0 $(ORACLE) plans testdata/flink-1.20/upgrades/old $(addprefix runnable-,$(UPGRADE_PROGRAMS))

@@ -41,7 +41,8 @@ func keyedLines(t *testing.T, sp *savepoint.Savepoint, op *metadata.OperatorStat
 func TestConvertNative(t *testing.T) {
 	dirs := []string{"native-rocksdb", "native-types-incremental", "native-ttl-inline", "native-window-maxpar-256", "native-rescaled", "native-named-window", "native-ttl-compaction",
 		"../flink-1.20/savepoints/native-rocksdb", "../flink-1.20/savepoints/native-types-incremental",
-		"../flink-1.20/savepoints/native-named-window"}
+		"../flink-1.20/savepoints/native-named-window", "../flink-1.20/savepoints/native-ttl-inline", "../flink-1.20/savepoints/native-window-maxpar-256",
+		"../flink-1.20/savepoints/native-rescaled"}
 	for _, name := range dirs {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			src := fixture(t, name)

@@ -204,6 +204,8 @@ var convertFixtures = []struct{ fixture, readWith, expect string }{
 	{"../flink-1.20/savepoints/native-types-incremental", "rocksdb", ""},
 	{"../flink-1.20/savepoints/native-rescaled", "rocksdb", ""},
 	{"../flink-1.20/savepoints/native-named-window", "rocksdb", ""},
+	{"../flink-1.20/savepoints/native-ttl-inline", "hashmap", ""},        // 1.20's TTL states, inline files
+	{"../flink-1.20/savepoints/native-window-maxpar-256", "hashmap", ""}, // 1.20, 2-byte key-group prefix
 	{"../flink-1.20/checkpoints/hashmap-full", "hashmap", ""},
 	{"../flink-1.20/checkpoints/rocksdb-full", "rocksdb", ""},
 	{"../flink-1.20/checkpoints/file-merged", "hashmap", ""},

@@ -24,7 +24,7 @@ var snapshotKinds = []string{
 	"checkpoints/native-chain-rescaled", "checkpoints/gc-leftovers", "checkpoints/named-window-incremental",
 	"checkpoints/ttl-compaction",
 	"flink-1.20/checkpoints/hashmap-full", "flink-1.20/checkpoints/rocksdb-full", "flink-1.20/checkpoints/file-merged",
-	"flink-1.20/checkpoints/native-chain",
+	"flink-1.20/checkpoints/native-chain", "flink-1.20/checkpoints/native-chain-rescaled",
 }
 
 // TestDumpSnapshotKindsMatchOracle: `savepoint dump` of each kind of checkpoint (a hashmap full

@@ -8,14 +8,15 @@ import (
 	"github.com/statecraft/statecraft/statecore/savepoint"
 )
 
-// TestNativeRescaledClipped: in the savepoint Flink took after restoring a native savepoint at a
-// higher parallelism, and in the latest incremental checkpoint it retained after such a restore,
-// the RocksDB instances still hold keys of key groups outside their new ranges (Flink clipped
-// them with range tombstones, or left them to be skipped). Entries yields none of them, and does
+// TestNativeRescaledClipped: in the savepoints Flink 2.3.0 and 1.20.0 took after restoring a
+// native savepoint at a higher parallelism, and in the latest incremental checkpoint each retained
+// after such a restore, the RocksDB instances still hold keys of key groups outside their new
+// ranges (Flink clipped them with range tombstones, or left them to be skipped). Entries yields none of them, and does
 // yield keys: the filter is real, and the entries that remain are the ones the State Processor
 // API reads (cmd/statecraft TestDumpMatchesOracle and TestDumpSnapshotKindsMatchOracle).
 func TestNativeRescaledClipped(t *testing.T) {
-	for _, dir := range []string{"savepoints/native-rescaled", "checkpoints/native-chain-rescaled"} {
+	for _, dir := range []string{"savepoints/native-rescaled", "checkpoints/native-chain-rescaled",
+		"flink-1.20/savepoints/native-rescaled", "flink-1.20/checkpoints/native-chain-rescaled"} {
 		t.Run(dir, func(t *testing.T) { checkClipped(t, filepath.Join("..", "..", "testdata", dir)) })
 	}
 }

@@ -27,6 +27,8 @@ var nativeFixtures = []string{
 	"../../testdata/flink-1.20/savepoints/native-rocksdb",
 	"../../testdata/flink-1.20/savepoints/native-types-incremental",
 	"../../testdata/flink-1.20/savepoints/native-rescaled",
+	"../../testdata/flink-1.20/savepoints/native-ttl-inline",
+	"../../testdata/flink-1.20/savepoints/native-window-maxpar-256",
 }
 
 // handleFS serves the files of one native handle of a savepoint fixture by their RocksDB names
@@ -278,12 +280,12 @@ func TestFixtureChecksums(t *testing.T) {
 }
 
 // TestFixtureRangeTombstones: the native savepoints Flink (2.3.0 and 1.20.0) took after a
-// rescaled restore, and the latest incremental checkpoint Flink 2.3.0 retained after one, hold
+// rescaled restore, and the latest incremental checkpoint each retained after one, hold
 // range tombstones (deleteRange of the key groups a subtask lost) over keys still in their
 // tables; the merge yields none of the covered keys and all the others.
 func TestFixtureRangeTombstones(t *testing.T) {
 	for _, dir := range []string{"../../testdata/savepoints/native-rescaled", "../../testdata/flink-1.20/savepoints/native-rescaled",
-		"../../testdata/checkpoints/native-chain-rescaled"} {
+		"../../testdata/checkpoints/native-chain-rescaled", "../../testdata/flink-1.20/checkpoints/native-chain-rescaled"} {
 		t.Run(strings.TrimPrefix(dir, "../../testdata/"), func(t *testing.T) {
 			// a checkpoint directory: its latest complete chk-N
 			if metas, _ := filepath.Glob(filepath.Join(dir, "chk-*", "_metadata")); len(metas) > 0 {
