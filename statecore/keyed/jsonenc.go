@@ -156,18 +156,9 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, '}'), nil
 	case serializer.BinaryRow:
-		if x.Kind == "+I" || x.Kind == "" {
-			return appendJSONValue(b, x.Fields)
-		}
-		// A row stored as another kind than an insert (Flink 1.20's keep-last dedup keeps +U
-		// rows) names its kind, so that create and patch write back the same header byte.
-		b = append(b, `{"rowKind":`...)
-		b = appendJSONString(b, x.Kind)
-		b = append(b, `,"fields":`...)
-		if b, err = appendJSONValue(b, x.Fields); err != nil {
-			return nil, err
-		}
-		return append(b, '}'), nil
+		return appendJSONRow(b, x.Kind, x.Fields)
+	case serializer.JavaRow:
+		return appendJSONRow(b, x.Kind, x.Fields)
 	case map[string]any:
 		if x == nil {
 			return append(b, "null"...), nil
@@ -317,4 +308,21 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendJSONRow appends a row of a kind: an insert's fields as an array, a row stored as another
+// kind (Flink's keep-last dedup keeps +U rows; a Java Row carries any) as {"rowKind": "+U",
+// "fields": [...]}, so that create and patch write back the same kind.
+func appendJSONRow(b []byte, kind string, fields []any) ([]byte, error) {
+	if kind == "+I" || kind == "" {
+		return appendJSONValue(b, fields)
+	}
+	b = append(b, `{"rowKind":`...)
+	b = appendJSONString(b, kind)
+	b = append(b, `,"fields":`...)
+	b, err := appendJSONValue(b, fields)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
 }

@@ -466,7 +466,9 @@ func utf16String(units []uint16) string { return string(utf16.Decode(units)) }
 //	+------------------------------------------------+-----------------------------+
 //
 // The two RowKind bits are present when the snapshot says the serializer supports RowKind
-// (outer version >= 3). The row is decoded as a list of its fields.
+// (outer version >= 3): bit 0 is kind&1, bit 1 kind&2 (RowSerializer.fillMask), the kind being
+// RowKind's byte value (0 +I, 1 -U, 2 +U, 3 -D). An insert is decoded as a list of its fields, a
+// row of another kind as a JavaRow.
 type rowCodec struct {
 	kind   bool
 	fields []Codec
@@ -489,8 +491,19 @@ func (c rowCodec) Decode(in *Input) any {
 			out[i] = f.Decode(in)
 		}
 	}
+	if c.kind && (bit(0) || bit(1)) {
+		k := byte(0)
+		if bit(0) {
+			k |= 1
+		}
+		if bit(1) {
+			k |= 2
+		}
+		return JavaRow{Kind: RowKindOf(k), Fields: out}
+	}
 	return out
 }
+
 func (rowCodec) FixedLen() int { return -1 }
 func (c rowCodec) Known() bool {
 	for _, f := range c.fields {
@@ -500,3 +513,14 @@ func (c rowCodec) Known() bool {
 	}
 	return true
 }
+
+// JavaRow is a decoded org.apache.flink.types.Row of another kind than an insert (-U, +U, -D);
+// an insert is decoded as the plain list of its fields, as Rows were before Flink 1.11 gave them
+// a kind. It marshals as {"rowKind": "-U", "fields": [...]}, as a SQL row of that kind does.
+type JavaRow struct {
+	Kind   string
+	Fields []any
+}
+
+// MarshalJSON writes {"rowKind": K, "fields": [...]} (an insert's plain fields).
+func (r JavaRow) MarshalJSON() ([]byte, error) { return marshalRow(r.Kind, r.Fields) }

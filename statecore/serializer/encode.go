@@ -225,10 +225,23 @@ func allIn(m map[string]any, names []string) bool {
 	return true
 }
 
-// rowEncoder writes RowSerializer rows (layout at rowCodec): the mask, then non-null fields.
-// Rows are written as inserts (RowKind 0), the kind every row of a dump has.
+// rowEncoder writes RowSerializer rows (layout at rowCodec): the mask, then non-null fields. A
+// row is an array of its fields, written as an insert (RowKind 0), or, as dump prints a row of
+// another kind, {"rowKind": "+U", "fields": [...]}, whose kind goes to the mask's first two bits
+// (refused when the serializer writes no kind: a Row of Flink before 1.11).
 func rowEncoder(kind bool, fs []Encoder) Encoder {
 	return func(b []byte, v any, path string) ([]byte, error) {
+		rk := byte(0)
+		if m, ok := v.(map[string]any); ok {
+			if !kind {
+				return nil, want(path, fmt.Sprintf("an array of %d fields (Row; its serializer writes no RowKind)", len(fs)), v)
+			}
+			k, err := rowKindOfJSON(m, path)
+			if err != nil {
+				return nil, err
+			}
+			rk, v, path = k, m["fields"], path+".fields"
+		}
 		xs, ok := v.([]any)
 		if !ok || len(xs) != len(fs) {
 			return nil, want(path, fmt.Sprintf("an array of %d fields (Row)", len(fs)), v)
@@ -238,6 +251,9 @@ func rowEncoder(kind bool, fs []Encoder) Encoder {
 			off = 2
 		}
 		mask := make([]byte, (off+len(fs)+7)/8)
+		if kind {
+			mask[0] |= (rk&1)<<7 | (rk&2)<<5 // bit 0: kind&1, bit 1: kind&2
+		}
 		for i, x := range xs {
 			if x == nil {
 				mask[(off+i)/8] |= 0x80 >> ((off + i) % 8)

@@ -110,14 +110,18 @@ type BinaryRow struct {
 // MarshalJSON writes an insert's fields as a JSON array, and a row of another kind (Flink 1.20's
 // and 2.3's keep-last dedup keep +U rows) as {"rowKind": "+U", "fields": [...]}, so that what
 // dump prints, create and patch write back with the same header byte.
-func (r BinaryRow) MarshalJSON() ([]byte, error) {
-	if r.Kind == "+I" || r.Kind == "" {
-		return json.Marshal(r.Fields)
+func (r BinaryRow) MarshalJSON() ([]byte, error) { return marshalRow(r.Kind, r.Fields) }
+
+// marshalRow writes the JSON of a row of a kind: an insert's (+I) fields as an array, another
+// kind's as {"rowKind": K, "fields": [...]}.
+func marshalRow(kind string, fields []any) ([]byte, error) {
+	if kind == "+I" || kind == "" {
+		return json.Marshal(fields)
 	}
 	return json.Marshal(struct {
 		RowKind string `json:"rowKind"`
 		Fields  []any  `json:"fields"`
-	}{r.Kind, r.Fields})
+	}{kind, fields})
 }
 
 // Decode returns a BinaryRow.

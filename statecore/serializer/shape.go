@@ -12,7 +12,7 @@ import (
 //
 //	Kind         decoded as                 Kind        decoded as
 //	Null         nil (void namespace)        Struct      Fields (tuple, POJO, time window)
-//	Bool         bool                        Row         []any (Row, SQL RowData's Fields)
+//	Bool         bool                        Row         []any, JavaRow, BinaryRow
 //	Int8..Int64  int8, int16, int32, int64   List        []any of Elem
 //	Float32/64   Float                       Map         []MapEntry of Key, Value
 //	String       string (also enum, char,    Decimal     json.Number (exact text)
@@ -24,6 +24,7 @@ type Shape struct {
 	Elem       *Shape       // List
 	Key, Value *Shape       // Map
 	SQLRow     bool         // Row: a SQL BinaryRow (decoded as BinaryRow, not []any)
+	RowKind    bool         // Row: its values carry a RowKind (SQL rows, and Rows of Flink 1.11 on)
 }
 
 // NamedShape is one field of a Struct or Row.
@@ -132,7 +133,7 @@ func shapeOf(s *Snapshot) *Shape {
 	case classEnum:
 		return &Shape{Kind: ShapeString}
 	case classRow:
-		sh := &Shape{Kind: ShapeRow}
+		sh := &Shape{Kind: ShapeRow, RowKind: s.RowKind}
 		for i := range s.Nested {
 			sh.Fields = append(sh.Fields, NamedShape{"f" + strconv.Itoa(i), nested(i)})
 		}
@@ -158,7 +159,7 @@ var rowFieldShapes = map[rowFieldKind]ShapeKind{
 // rowDataShape follows newRowDataCodec: fields of a kind it does not decode are Opaque.
 func rowDataShape(s *Snapshot) *Shape {
 	c := newRowDataCodec(s).(rowDataCodec)
-	sh := &Shape{Kind: ShapeRow, SQLRow: true}
+	sh := &Shape{Kind: ShapeRow, SQLRow: true, RowKind: true}
 	for i, k := range c.kinds {
 		f := &Shape{Kind: rowFieldShapes[k]} // ShapeOpaque (0) when absent
 		if k == rfRow {
