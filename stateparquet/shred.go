@@ -152,17 +152,30 @@ func list(elem *field, rep int, elems func(any) (int, func(int) any, error)) *fi
 	return f
 }
 
-// buildStruct is a group of the shape's fields (nil when two fields share a name).
+// rowKindField is the name of the field a row group of a kinded row (SQL RowData; Row of Flink
+// 1.11 on) has besides f0..fN: the row's RowKind, +I, -U, +U or -D.
+const rowKindField = "rowKind"
+
+// buildStruct is a group of the shape's fields (nil when two fields share a name), and of the
+// row's kind when its values carry one.
 func buildStruct(sh *serializer.Shape, maxRep int) *field {
 	g := parquet.Group{}
 	byName := map[string]int{}
-	kids := make([]*field, len(sh.Fields))
+	names := make([]string, len(sh.Fields), len(sh.Fields)+1)
+	kids := make([]*field, len(sh.Fields), len(sh.Fields)+1)
 	for i, fs := range sh.Fields {
-		if _, dup := byName[fs.Name]; dup {
+		names[i], kids[i] = fs.Name, build(fs.Shape, maxRep)
+	}
+	kinded := sh.Kind == serializer.ShapeRow && sh.RowKind
+	if kinded {
+		names = append(names, rowKindField)
+		kids = append(kids, leaf(parquet.String(), want("a RowKind", stringValue)))
+	}
+	for i, name := range names {
+		if _, dup := byName[name]; dup {
 			return nil
 		}
-		kids[i] = build(fs.Shape, maxRep)
-		g[fs.Name], byName[fs.Name] = parquet.Optional(kids[i].node), i
+		g[name], byName[name] = parquet.Optional(kids[i].node), i
 	}
 	// The group's columns come in the order of its fields' names (parquet.Group.Fields).
 	order := make([]int, 0, len(kids))
@@ -174,13 +187,18 @@ func buildStruct(sh *serializer.Shape, maxRep int) *field {
 		offs[i] = leaves
 		leaves += kids[i].leaves
 	}
-	put := func(b *rowBuf, vals []any, rep, def, col int) error {
-		if len(vals) != len(kids) {
-			return fmt.Errorf("%d fields, want %d", len(vals), len(kids))
+	// put shreds the fields vals and, for a kinded row, its kind.
+	put := func(b *rowBuf, vals []any, kind string, rep, def, col int) error {
+		if len(vals) != len(sh.Fields) {
+			return fmt.Errorf("%d fields, want %d", len(vals), len(sh.Fields))
 		}
 		for _, i := range order {
-			if err := kids[i].putOpt(b, vals[i], rep, def, col+offs[i]); err != nil {
-				return fmt.Errorf("%s: %w", sh.Fields[i].Name, err)
+			var v any = kind
+			if i < len(vals) {
+				v = vals[i]
+			}
+			if err := kids[i].putOpt(b, v, rep, def, col+offs[i]); err != nil {
+				return fmt.Errorf("%s: %w", names[i], err)
 			}
 		}
 		return nil
@@ -193,14 +211,16 @@ func buildStruct(sh *serializer.Shape, maxRep int) *field {
 			for _, f := range x {
 				vals = append(vals, f.Value)
 			}
-			err := put(b, vals, rep, def, col)
+			err := put(b, vals, "", rep, def, col)
 			clear(vals)
 			scratch = vals[:0]
 			return err
 		case serializer.BinaryRow:
-			return put(b, x.Fields, rep, def, col)
+			return put(b, x.Fields, x.Kind, rep, def, col)
+		case serializer.JavaRow:
+			return put(b, x.Fields, x.Kind, rep, def, col)
 		case []any:
-			return put(b, x, rep, def, col)
+			return put(b, x, "+I", rep, def, col) // a Row's plain fields: an insert
 		}
 		return fmt.Errorf("got %T, want a structured value (a POJO subclass is not described by the snapshot)", v)
 	}}

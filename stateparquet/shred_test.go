@@ -78,3 +78,48 @@ func TestShredLevels(t *testing.T) {
 		})
 	}
 }
+
+// TestShredRowKind: a row group of a kinded row (SQL RowData; Row of Flink 1.11 on) has a
+// rowKind leaf after f0..fN holding the row's kind, +I for a Row's plain fields; a row whose
+// serializer writes no kind (a Row before 1.11) and a tuple have none.
+func TestShredRowKind(t *testing.T) {
+	i32 := &serializer.Shape{Kind: serializer.ShapeInt32}
+	fields := []serializer.NamedShape{{Name: "f0", Shape: i32}, {Name: "f1", Shape: i32}}
+	kinded := &serializer.Shape{Kind: serializer.ShapeRow, Fields: fields, RowKind: true}
+	for _, c := range []struct {
+		name   string
+		sh     *serializer.Shape
+		v      any
+		leaves int
+		kind   string // the rowKind leaf's value ("" = no such leaf)
+	}{
+		{"Row insert", kinded, []any{int32(1), nil}, 3, "+I"},
+		{"Row -D", kinded, serializer.JavaRow{Kind: "-D", Fields: []any{int32(1), int32(2)}}, 3, "-D"},
+		{"SQL +U", &serializer.Shape{Kind: serializer.ShapeRow, Fields: fields, RowKind: true, SQLRow: true},
+			serializer.BinaryRow{Kind: "+U", Fields: []any{int32(1), int32(2)}}, 3, "+U"},
+		{"Row before 1.11", &serializer.Shape{Kind: serializer.ShapeRow, Fields: fields}, []any{int32(1), int32(2)}, 2, ""},
+		{"tuple", &serializer.Shape{Kind: serializer.ShapeStruct, Fields: fields}, []any{int32(1), int32(2)}, 2, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := build(c.sh, 0)
+			if f.leaves != c.leaves {
+				t.Fatalf("%d leaves, want %d", f.leaves, c.leaves)
+			}
+			var b rowBuf
+			if err := f.putOpt(&b, c.v, 0, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			if len(b.vals) != c.leaves {
+				t.Fatalf("%d values, want %d", len(b.vals), c.leaves)
+			}
+			if c.kind == "" {
+				return
+			}
+			// rowKind sorts after f0, f1: the last column, defined (value 1, rowKind 2).
+			last := b.vals[len(b.vals)-1]
+			if last.Column() != 2 || last.DefinitionLevel() != 2 || string(last.ByteArray()) != c.kind {
+				t.Fatalf("rowKind leaf: column %d, def %d, %q; want column 2, def 2, %q", last.Column(), last.DefinitionLevel(), last.ByteArray(), c.kind)
+			}
+		})
+	}
+}

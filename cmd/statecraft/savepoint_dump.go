@@ -21,6 +21,7 @@ import (
 	"github.com/statecraft/statecraft/statecore/opstate"
 	"github.com/statecraft/statecraft/statecore/savepoint"
 	"github.com/statecraft/statecraft/statecore/serializer"
+	"github.com/statecraft/statecraft/stateparquet"
 )
 
 func init() {
@@ -38,13 +39,18 @@ func init() {
 				"Without --operator every operator is dumped into one stream, each record naming its operator\n" +
 				"first ({\"operator\": \"uid:NAME\" or \"hash:HEX\", ...}; an operator column in csv and table).\n" +
 				"--format parquet --operator OP -o FILE|DIR/ writes each keyed state (and timer state) to its own\n" +
-				"Parquet file, columns typed from the serializer snapshots (see the README); operator state stays with jsonl.",
+				"Parquet file, columns typed from the serializer snapshots (see the README); operator state stays with jsonl.\n" +
+				"Its pages are Snappy-compressed by default, as Spark, pyarrow/pandas and DuckDB write Parquet (about\n" +
+				"3.5x smaller than none for little CPU, and every Parquet reader has Snappy); --compression zstd is\n" +
+				"smaller still, gzip for old readers, none for the raw size. A SQL row's kind (+I, -U, +U, -D) is the\n" +
+				"row group's rowKind column.",
 			Flags: []cli.Flag{
 				pathMapFlag(),
 				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX (the 32-hex-digit operator id); default: every operator"},
 				&cli.StringFlag{Name: "state", Usage: "only the state with this name (without --operator: of every operator that has one)"},
 				&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "jsonl, csv, table or parquet"},
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`FILE` (one state) or DIR/ (one file per state) for --format parquet"},
+				&cli.StringFlag{Name: "compression", Value: stateparquet.DefaultCodec, Usage: "`CODEC` of --format parquet's pages: snappy, zstd, gzip or none"},
 				checkpointFlag(),
 				wideFlag(),
 				quietFlag(),
@@ -104,6 +110,13 @@ func runSavepointDump(c *cli.Context) error {
 	if (format == "parquet") != (c.String("output") != "") {
 		return withCode(exitFailure, fmt.Errorf("savepoint dump: -o FILE|DIR/ goes with --format parquet, and only with it (jsonl, csv and table go to stdout)"))
 	}
+	if c.IsSet("compression") && format != "parquet" {
+		return withCode(exitFailure, fmt.Errorf("savepoint dump: --compression is for --format parquet (jsonl, csv and table are written as they are: pipe them to a compressor)"))
+	}
+	codec, err := stateparquet.Codec(c.String("compression"))
+	if err != nil {
+		return withCode(exitFailure, fmt.Errorf("savepoint dump: --%w", err))
+	}
 	sp, err := openSavepoint(c, c.Args().First())
 	if err != nil {
 		return withCode(exitFailure, err)
@@ -123,7 +136,7 @@ func runSavepointDump(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	if format == "parquet" {
-		if err := dumpParquet(sp, op, c.String("state"), c.String("output"), func(s string) { fmt.Fprintln(c.App.Writer, s) }); err != nil {
+		if err := dumpParquet(sp, op, c.String("state"), c.String("output"), codec, func(s string) { fmt.Fprintln(c.App.Writer, s) }); err != nil {
 			return withCode(exitFailure, fmt.Errorf("savepoint dump: %w", err))
 		}
 		return nil

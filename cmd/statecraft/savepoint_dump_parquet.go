@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parquet-go/parquet-go/compress"
+
 	"github.com/statecraft/statecraft/internal/english"
 	"github.com/statecraft/statecraft/internal/safeio"
 	"github.com/statecraft/statecraft/statecore/keyed"
@@ -27,8 +29,9 @@ type parquetTarget struct {
 
 // dumpParquet writes the keyed states (and timers) of op, or the one named state, as Parquet:
 // to out as a file when one state is written, or to out/<state>.parquet when out is a directory
-// (existing, or named with a trailing slash). It returns the files written and their rows.
-func dumpParquet(sp *savepoint.Savepoint, op *metadata.OperatorState, state, out string, report func(string)) error {
+// (existing, or named with a trailing slash), its pages compressed with codec. It reports the
+// files written and their rows.
+func dumpParquet(sp *savepoint.Savepoint, op *metadata.OperatorState, state, out string, codec compress.Codec, report func(string)) error {
 	subs, closeAll, err := keyed.OpenSubtasks(sp, op)
 	if err != nil {
 		return err
@@ -112,7 +115,7 @@ func dumpParquet(sp *savepoint.Savepoint, op *metadata.OperatorState, state, out
 		if err := f.Chmod(perm); err != nil {
 			return fmt.Errorf("write %s: %w", f.Name(), err)
 		}
-		t.w = stateparquet.NewWriter(t.buf, keys[n].Header.KeySerializer, decoders[n])
+		t.w = stateparquet.NewWriter(t.buf, keys[n].Header.KeySerializer, decoders[n], codec)
 		targets[n] = t
 	}
 	for _, s := range subs {

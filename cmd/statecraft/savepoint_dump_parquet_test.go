@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +18,10 @@ import (
 )
 
 // readParquetPy reads each Parquet file named on its command line with pyarrow (an independent
-// reader from PyPI) and prints one JSON line per file: its path and its rows, with timestamps as
-// epoch milliseconds, bytes as base64 and NaN/infinities as Go spells them, so that the rows can
-// be compared with `dump --format jsonl`.
+// reader from PyPI) and prints one JSON line per file: its path, the codecs of its column chunks
+// as the footer names them, and its rows, with timestamps as epoch milliseconds, bytes as base64
+// and NaN/infinities as Go spells them, so that the rows can be compared with `dump --format
+// jsonl`.
 const readParquetPy = `
 import base64, json, math, sys
 import pyarrow as pa, pyarrow.parquet as pq
@@ -45,16 +47,20 @@ def py(v):
     return v
 
 for path in sys.argv[1:]:
+    md = pq.ParquetFile(path).metadata
+    codecs = sorted({md.row_group(g).column(c).compression for g in range(md.num_row_groups) for c in range(md.num_columns)})
     t = pq.read_table(path)
     t = t.cast(pa.schema([pa.field(f.name, plain(f.type), f.nullable) for f in t.schema]))
-    print(json.dumps({"path": path, "rows": [py(r) for r in t.to_pylist()]}))
+    print(json.dumps({"path": path, "codecs": codecs, "rows": [py(r) for r in t.to_pylist()]}))
 `
 
-// TestDumpParquetReadByPyarrow: for fixtures with SQL RowData, POJO, tuple, Row, list and map
-// state, TTL (value, list and map), windows and timers, native RocksDB savepoints and
-// checkpoints, every operator's keyed states are
-// exported with --format parquet -o DIR/, read back by pyarrow, and hold the same rows, in the
-// same order and with the same values, as `savepoint dump --format jsonl`.
+// TestDumpParquetReadByPyarrow: for fixtures with SQL RowData (a keep-last dedup's +U rows
+// among them), POJO, tuple, Row, list and map state, TTL (value, list and map), windows and
+// timers, native RocksDB savepoints and checkpoints, every operator's keyed states are exported
+// with --format parquet -o DIR/, read back by pyarrow, and hold the same rows, in the same order
+// and with the same values and row kinds, as `savepoint dump --format jsonl`; their pages are
+// Snappy's by default, and one fixture is exported with each --compression, its codec the one
+// pyarrow reads from the footer.
 func TestDumpParquetReadByPyarrow(t *testing.T) {
 	if err := exec.Command("python3", "-c", "import pyarrow").Run(); err != nil {
 		if os.Getenv("STATECRAFT_ORACLE") != "" {
@@ -64,13 +70,24 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 	}
 	type export struct {
 		fixture, op, dir string
+		codec            string                       // as the footer names it
 		want             map[string][]json.RawMessage // state -> jsonl records
 	}
 	var exports []export
 	var files []string
+	type run struct{ fixture, compression, codec string }
+	var runs []run
 	// The last: an incremental RocksDB checkpoint with file merging (a job directory), read as
 	// every reading command reads one.
-	for _, fx := range []string{"types-hashmap", "evolve-hashmap", "sql-group-aggregate", "window-hashmap", "keyed-ttl-collections", "native-ttl-inline", "../checkpoints/file-merged"} {
+	for _, fx := range []string{"types-hashmap", "evolve-hashmap", "sql-group-aggregate", "window-hashmap", "keyed-ttl-collections", "native-ttl-inline", "../checkpoints/file-merged",
+		"../upgrades/types-savepoints/dedup-rowtime-last"} {
+		runs = append(runs, run{fx, "", "SNAPPY"}) // the default
+	}
+	for _, c := range []struct{ flag, codec string }{{"snappy", "SNAPPY"}, {"zstd", "ZSTD"}, {"gzip", "GZIP"}, {"none", "UNCOMPRESSED"}} {
+		runs = append(runs, run{"evolve-hashmap", c.flag, c.codec})
+	}
+	for _, r := range runs {
+		fx := r.fixture
 		dir := filepath.Join("../../testdata/savepoints", fx)
 		sp, err := savepoint.Open(dir)
 		if err != nil {
@@ -104,7 +121,11 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 				continue
 			}
 			out := t.TempDir() + "/"
-			code, stdout, errOut := runCLI("savepoint", "dump", "--operator", opLabel(op), "--format", "parquet", "-o", out, dir)
+			args := []string{"savepoint", "dump", "--operator", opLabel(op), "--format", "parquet", "-o", out, dir}
+			if r.compression != "" {
+				args = append(args, "--compression", r.compression)
+			}
+			code, stdout, errOut := runCLI(args...)
 			if code != 0 {
 				t.Fatalf("%s %s: exit %d: %s", fx, opLabel(op), code, errOut)
 			}
@@ -115,7 +136,7 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 			}
 			m, _ := filepath.Glob(filepath.Join(out, "*.parquet"))
 			files = append(files, m...)
-			exports = append(exports, export{fx, opLabel(op), out, want})
+			exports = append(exports, export{fx, opLabel(op), out, r.codec, want})
 		}
 		sp.Close()
 	}
@@ -127,19 +148,21 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 		t.Fatalf("pyarrow: %v\n%s", err, stderr.String())
 	}
 	got := map[string][]any{}
+	codecs := map[string][]string{}
 	for _, l := range bytes.Split(bytes.TrimSpace(stdout), []byte("\n")) {
 		var f struct {
-			Path string
-			Rows []any
+			Path   string
+			Codecs []string
+			Rows   []any
 		}
 		d := json.NewDecoder(bytes.NewReader(l))
 		d.UseNumber()
 		if err := d.Decode(&f); err != nil {
 			t.Fatalf("pyarrow output: %v: %s", err, l)
 		}
-		got[f.Path] = f.Rows
+		got[f.Path], codecs[f.Path] = f.Rows, f.Codecs
 	}
-	rows, kinds := 0, map[string]bool{}
+	rows, kinds, compressed := 0, map[string]bool{}, map[string]int{}
 	for _, e := range exports {
 		for state, want := range e.want {
 			path := filepath.Join(e.dir, parquetFileName(state))
@@ -147,6 +170,11 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 			if !ok {
 				t.Errorf("%s %s state %s: pyarrow read no %s", e.fixture, e.op, state, path)
 				continue
+			}
+			if c := codecs[path]; len(c) != 1 || c[0] != e.codec {
+				t.Errorf("%s %s state %s: column chunks compressed with %v, want %s", e.fixture, e.op, state, c, e.codec)
+			} else {
+				compressed[e.codec] += len(rowsGot)
 			}
 			if len(rowsGot) != len(want) {
 				t.Errorf("%s %s state %s: pyarrow reads %d rows, jsonl has %d", e.fixture, e.op, state, len(rowsGot), len(want))
@@ -166,12 +194,20 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 				if why := sameValue(wv, rowsGot[i]); why != "" {
 					t.Errorf("%s %s state %s row %d: %s\n jsonl:   %s\n parquet: %v", e.fixture, e.op, state, i, why, w, rowsGot[i])
 				}
+				if bytes.Contains(w, []byte(`"rowKind":"+U"`)) {
+					kinds["+U"] = true
+				}
 				rows++
 			}
 		}
 	}
-	if rows < 100 || !kinds["ttlTimestamp"] || !kinds["userKey"] || !kinds["timestamp"] {
+	if rows < 100 || !kinds["ttlTimestamp"] || !kinds["userKey"] || !kinds["timestamp"] || !kinds["+U"] {
 		t.Errorf("compared %d rows with fields %v: the fixtures no longer cover what this test is for", rows, kinds)
+	}
+	for _, c := range []string{"SNAPPY", "ZSTD", "GZIP", "UNCOMPRESSED"} {
+		if compressed[c] < 10 {
+			t.Errorf("%d rows read from %s pages (%v): the runs no longer cover every codec", compressed[c], c, compressed)
+		}
 	}
 }
 
@@ -179,14 +215,27 @@ var tupleField = regexp.MustCompile(`^f[0-9]+$`)
 
 // sameValue compares a jsonl value with pyarrow's reading of its Parquet column, returning why
 // they differ ("" when they do not). The shapes differ in known, lossless ways: Parquet has no
-// column for a null (void) namespace, Row and SQL RowData values are groups f0..fN where jsonl
-// has arrays, and an undecodable value is a STRING of the JSON jsonl prints inline.
+// column for a null (void) namespace, Row and SQL RowData values are groups f0..fN (and rowKind)
+// where jsonl has arrays (or {rowKind, fields} for a kind other than +I), and an undecodable
+// value is a STRING of the JSON jsonl prints inline.
 func sameValue(want, got any) string {
 	if want == nil || got == nil {
 		if want == nil && got == nil {
 			return ""
 		}
 		return fmt.Sprintf("%v vs %v", want, got)
+	}
+	if gm, ok := got.(map[string]any); ok && gm["rowKind"] != nil {
+		kind, fields := any("+I"), want
+		if wm, ok := want.(map[string]any); ok && len(wm) == 2 && wm["rowKind"] != nil && wm["fields"] != nil {
+			kind, fields = wm["rowKind"], wm["fields"]
+		}
+		if gm["rowKind"] != kind {
+			return fmt.Sprintf("rowKind: %v vs %v", kind, gm["rowKind"])
+		}
+		rest := maps.Clone(gm)
+		delete(rest, "rowKind")
+		return sameValue(fields, rest)
 	}
 	if s, ok := got.(string); ok {
 		switch want.(type) {
@@ -265,8 +314,9 @@ func asFields(v any) map[string]any {
 	return out
 }
 
-// TestDumpParquetArgs: -o goes with --format parquet only, a FILE takes one state, operator
-// state is refused by name, and a failed export leaves no file behind.
+// TestDumpParquetArgs: -o and --compression go with --format parquet only, --compression names a
+// codec, a FILE takes one state, operator state is refused by name, and a failed export leaves
+// no file behind.
 func TestDumpParquetArgs(t *testing.T) {
 	sp := "../../testdata/savepoints/types-hashmap"
 	dir := t.TempDir()
@@ -281,6 +331,9 @@ func TestDumpParquetArgs(t *testing.T) {
 		{[]string{"--operator", "uid:long-keyed", "--format", "parquet", "--state", "nosuch", "-o", dir + "/x.parquet", sp}, `--state "nosuch": operator uid:long-keyed has no state of that name (it has last`},
 		{[]string{"--operator", "uid:long-keyed", "--format", "parquet", "--state", "last", "-o", dir + "/none/x.parquet", sp}, "does not exist"},
 		{[]string{"--operator", "uid:source", "--format", "parquet", "-o", dir + "/", sp}, "has no state"},
+		{[]string{"--operator", "uid:long-keyed", "--compression", "zstd", sp}, "--compression is for --format parquet"},
+		{[]string{"--compression", "none", "--format", "csv", sp}, "--compression is for --format parquet"},
+		{[]string{"--operator", "uid:long-keyed", "--format", "parquet", "--compression", "lz4", "-o", dir + "/", sp}, `--compression "lz4": want one of snappy, zstd, gzip or none`},
 	} {
 		code, _, errOut := runCLI(append([]string{"savepoint", "dump"}, c.args...)...)
 		if code != 1 || !strings.Contains(errOut, c.want) {
