@@ -27,7 +27,7 @@ import org.apache.parquet.io.LocalOutputFile;
  * A State Processor API job reads both keyed states of a {@code bench-savepoint} savepoint with
  * the rescale peer's reader (SpaRescale.ReadAll: one record per key), and the client writes them
  * with parquet-avro, one file per state as statecraft does: OUTDIR/count.parquet (keyGroup, key, value) and OUTDIR/attrs.parquet (keyGroup, key, userKey,
- * value), uncompressed as statecraft writes them, in parquet-avro's default row groups. Records
+ * value), uncompressed (bench/inside.sh compares it with statecraft's --compression none export), in parquet-avro's default row groups. Records
  * are collected to the client as SpaDump collects them. Prints the row counts to stderr.
  *
  * Built only with ORACLE_PROFILE=bench-parquet (run.sh): its Parquet and Hadoop client jars stay
