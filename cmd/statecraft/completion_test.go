@@ -24,7 +24,7 @@ func TestCompleteCandidates(t *testing.T) {
 		{[]string{"pl"}, "plan"},
 		{[]string{"plan", "ttl", ""}, "impact list set"},
 		{[]string{"nope", ""}, ""},
-		{[]string{"savepoint", "dump", "--"}, "--checkpoint --format --help --operator --output --path-map --quiet --state --wide"},
+		{[]string{"savepoint", "dump", "--"}, "--checkpoint --compression --format --help --operator --output --path-map --quiet --state --wide"},
 		{[]string{"savepoint", "dump", sp, "--operator", ""}, strings.Join(fixtureOps, " ")},
 		{[]string{"savepoint", "dump", "--operator", "uid:i"}, ""}, // no savepoint typed yet: nothing to offer
 		{[]string{"savepoint", "dump", sp, "--operator=uid:i"}, "--operator=uid:int-keyed"},
