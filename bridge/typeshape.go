@@ -66,7 +66,7 @@ func walkShape(path string, s *serializer.Snapshot, want plan.ValueType) (incomp
 		}
 		return "", ""
 	}
-	got := serializer.JavaType(s)
+	got := leafType(s)
 	if strings.HasPrefix(want.Kind, "ArrayData<") {
 		e, ok := serializer.ArrayElementSQL(s)
 		switch {
@@ -129,7 +129,7 @@ func snapshotShape(s *serializer.Snapshot) string {
 	if e, ok := serializer.ArrayElementSQL(s); ok {
 		return "ArrayData<" + e + ">"
 	}
-	got := serializer.JavaType(s)
+	got := leafType(s)
 	i := strings.IndexByte(got, '<')
 	if i < 0 || len(s.Nested) == 0 {
 		return got
@@ -139,4 +139,17 @@ func snapshotShape(s *serializer.Snapshot) string {
 		parts[j] = snapshotShape(n)
 	}
 	return got[:i] + "<" + strings.Join(parts, ", ") + ">"
+}
+
+// leafType is serializer.JavaType, with the precision (and scale) that SQL's DecimalData and
+// TimestampData serializers keep in their snapshots and Flink compares on restore:
+// DecimalData(10, 2), TimestampData(3) (the plan side: plan.distinctKeyShape).
+func leafType(s *serializer.Snapshot) string {
+	switch s.Kind {
+	case serializer.KindDecimalData:
+		return fmt.Sprintf("DecimalData(%d, %d)", s.Precision, s.Scale)
+	case serializer.KindTimestampData:
+		return fmt.Sprintf("TimestampData(%d)", s.Precision)
+	}
+	return serializer.JavaType(s)
 }

@@ -131,8 +131,9 @@ func (n *Node) aggregateStates(vals map[string]ValueType, accName, callsPath str
 }
 
 // distinctKeyShape: the key of a distinct view is the argument's internal type for one argument
-// (a BIGINT column: Long), a row of them for several; the view's map wraps it in an
-// ExternalSerializer, whose compatibility is the internal serializer's.
+// (a BIGINT column: Long; DECIMAL(p, s): DecimalData(p, s); TIMESTAMP(p): TimestampData(p)), a
+// row of them for several; the view's map wraps it in an ExternalSerializer, whose compatibility
+// is the internal serializer's.
 func distinctKeyShape(types []string) (ValueType, string) {
 	if len(types) > 1 {
 		return RowOf(types), ""
@@ -145,6 +146,16 @@ func distinctKeyShape(types []string) (ValueType, string) {
 	}
 	if strings.HasPrefix(t, "VARCHAR(") || strings.HasPrefix(t, "CHAR(") {
 		return ValueType{Kind: "StringData"}, ""
+	}
+	// DecimalDataSerializer and TimestampDataSerializer snapshots hold the precision (and
+	// scale), and Flink refuses a restore where they differ.
+	var p, s int
+	var rest string
+	if n, _ := fmt.Sscanf(t, "DECIMAL(%d, %d)%s", &p, &s, &rest); n == 2 {
+		return ValueType{Kind: fmt.Sprintf("DecimalData(%d, %d)", p, s)}, ""
+	}
+	if n, _ := fmt.Sscanf(t, "TIMESTAMP(%d)%s", &p, &rest); n == 1 {
+		return ValueType{Kind: fmt.Sprintf("TimestampData(%d)", p)}, ""
 	}
 	return ValueType{}, fmt.Sprintf("DISTINCT over a %s column: statecraft does not derive its view's key serializer", t)
 }

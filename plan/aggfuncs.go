@@ -33,14 +33,23 @@ import (
 //	  over retractions        STRUCTURED<'...ListAggWithRetractAccumulator', `list` list view,
 //	                          `retractList` list view> with states agg<i>$list and
 //	                          agg<i>$retractList, each List<StringData>
+//	LISTAGG(x, sep)           the same fields as LISTAGG(x)
+//	  over retractions        STRUCTURED<'...ListAggWsWithRetractAccumulator', `list`,
+//	                          `retractList` list views, `delimiter` STRING> with the same states
+//	JSON_OBJECTAGG            STRUCTURED<'...JsonObjectAggFunction$Accumulator', `map` view>
+//	                          with state agg<i>$map Map<StringData, StringData> (with or
+//	                          without retraction)
+//	JSON_ARRAYAGG             STRUCTURED<'...JsonArrayAggFunction$Accumulator', `list` list view>
+//	                          with state agg<i>$list List<StringData>
 //
 // Map keys and values and list elements are held in ExternalSerializers of their internal types
-// (External<Integer> for an INT). LISTAGG with a separator over retractions, the JSON and
-// other functions are not derived.
+// (External<Integer> for an INT, External<DecimalData(10, 2)> for a DECIMAL(10, 2):
+// distinctKeyShape). Other functions are not derived.
 //
 // Checked against the serializer snapshots of the accumulator rows Flink 2.3.0 wrote
 // (testdata/upgrades/types-savepoints/group-builtins, retract-builtins, over-builtins,
-// window-builtins and group-collect).
+// window-builtins, group-collect and retract-more: LISTAGG with a separator, the JSON functions,
+// MAX and DISTINCT over DECIMAL and TIMESTAMP).
 
 // runtimeAggPkg is the package of Flink's imperative built-in aggregate functions.
 const runtimeAggPkg = "org.apache.flink.table.runtime.functions.aggregate."
@@ -148,16 +157,30 @@ func callAccumulator(i int, fn string, args []string, typ string, retract bool, 
 		if !retract {
 			return []string{"VARCHAR(2147483647)", "VARCHAR(2147483647)"}, ""
 		}
-		if len(args) != 1 {
-			return nil, "LISTAGG with a separator over retractions: statecraft does not derive its accumulator"
-		}
 		str := shape("List", shape("External", ValueType{Kind: "StringData"}))
 		views[fmt.Sprintf("agg%d$list", i)] = str
 		views[fmt.Sprintf("agg%d$retractList", i)] = str
-		return []string{StructuredOf(runtimeAggPkg+"ListAggWithRetractAggFunction$ListAggWithRetractAccumulator",
-			"`list` "+StateBackedListView, "`retractList` "+StateBackedListView)}, ""
+		lists := []string{"`list` " + StateBackedListView, "`retractList` " + StateBackedListView}
+		switch len(args) {
+		case 1:
+			return []string{StructuredOf(runtimeAggPkg+"ListAggWithRetractAggFunction$ListAggWithRetractAccumulator", lists...)}, ""
+		case 2:
+			// With a separator: ListAggWsWithRetractAggFunction keeps the last one seen.
+			return []string{StructuredOf(runtimeAggPkg+"ListAggWsWithRetractAggFunction$ListAggWsWithRetractAccumulator",
+				append(lists, "`delimiter` VARCHAR(2147483647)")...)}, ""
+		}
+		return nil, fmt.Sprintf("LISTAGG with %d arguments: statecraft does not derive its accumulator", len(args))
+	case "$JSON_OBJECTAGG_NULL_ON_NULL$1", "$JSON_OBJECTAGG_ABSENT_ON_NULL$1":
+		// Each key's JSON value, with or without retraction. (Flink 2.3.0's accumulator has
+		// the map alone; a later JsonObjectAggFunction adds a retractMap view.)
+		str := shape("External", ValueType{Kind: "StringData"})
+		views[fmt.Sprintf("agg%d$map", i)] = shape("Map", str, str)
+		return []string{StructuredOf(runtimeAggPkg+"JsonObjectAggFunction$Accumulator", "`map` "+StateBackedView)}, ""
+	case "$JSON_ARRAYAGG_NULL_ON_NULL$1", "$JSON_ARRAYAGG_ABSENT_ON_NULL$1":
+		views[fmt.Sprintf("agg%d$list", i)] = shape("List", shape("External", ValueType{Kind: "StringData"}))
+		return []string{StructuredOf(runtimeAggPkg+"JsonArrayAggFunction$Accumulator", "`list` "+StateBackedListView)}, ""
 	}
-	return nil, fmt.Sprintf("%s: statecraft derives accumulators only for COUNT, SUM, $SUM0, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE, LISTAGG and COLLECT", fn)
+	return nil, fmt.Sprintf("%s: statecraft derives accumulators only for COUNT, SUM, $SUM0, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE, LISTAGG, COLLECT, JSON_OBJECTAGG and JSON_ARRAYAGG", fn)
 }
 
 // avgSumType is the type of AVG's running sum over an argument of type x (AvgAggFunction's

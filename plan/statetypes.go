@@ -46,6 +46,8 @@ import (
 //	rank (AppendFast)             data-state-with-append     Map<Row<sort keys>, List<Row<input>>>
 //	rank (Retract)                data-state                 the same
 //	                              sorted-map                 SortedMap<Row<sort keys>, Long> + comparator
+//	rank (Top-1, not Retract)     Top1-Rank-State            Row<input>
+//	rank (first-N by proc time)   counterState               Integer
 //	deduplicate (proc time)       deduplicate-state          Row<input> (keep last), Boolean (keep first)
 //	deduplicate (event time,      waiting-to-emit-on-timer,  Row<input>,
 //	keep first, insert-only)      already-emitted-state-...  Boolean
@@ -57,8 +59,8 @@ import (
 //	                              cleanupTsState
 //
 // More nodes (UpdateFast Top-N, event-time keep-last deduplication, session windows, the legacy
-// group window aggregate) are in statetypes_nodes.go. Anything else is reported as not derived,
-// with the reason, never guessed (a Top-1 and a first-N by processing time keep other states).
+// group window aggregate) are in statetypes_nodes.go, the Top-1 and first-N ranks in rankTypes.
+// Anything else is reported as not derived, with the reason, never guessed.
 // Time attributes (PROCTIME, ROWTIME columns) have no SQL string in the plan, only a JSON type:
 // they compare as the plain timestamp they are (timeAttributeType); a field of any other type
 // without a SQL string is "" and never compared, so a row holding one is at best "not checked"
@@ -311,23 +313,36 @@ func (n *Node) intervalJoinTypes(vals map[string]ValueType) string {
 // rankTypes: the append-only Top-N (strategy AppendFast) keeps the input rows per sort key;
 // over an updating input (strategy Retract) it keeps them under "data-state" and counts the rows
 // per sort key in a sorted map whose comparator (sort key positions, types, orders) takes part
-// in the restore check.
+// in the restore check. Flink picks the function as StreamExecRank does, first match wins:
+//
+//	strategy     rank range / sort key            function                  state
+//	AppendFast   one ascending PROCTIME column    AppendOnlyFirstNFunction  counterState  Integer
+//	AppendFast,  Constant 1..1 (Top-1)            FastTop1Function          Top1-Rank-State Row<input>
+//	UpdateFast
+//	AppendFast   any other                        AppendOnlyTopNFunction    data-state-with-append
+//	UpdateFast   any other                        UpdatableTopNFunction     data-state-with-update
+//	Retract      any (a Top-1 too)                RetractableTopNFunction   data-state, sorted-map
+//
+// Whether the row number is emitted (outputRowNumber) changes none of them. Checked against
+// testdata/upgrades/types-savepoints/ranks (one job of each).
 func (n *Node) rankTypes(vals map[string]ValueType) string {
 	strategy := gjson.Get(n.Raw, "rankStrategy.type").Str
 	if strategy != "AppendFast" && strategy != "Retract" && strategy != "UpdateFast" {
 		return fmt.Sprintf("rankStrategy %q: statecraft derives the state of the AppendFast, UpdateFast and Retract Top-N only", strategy)
 	}
 	if strategy == "AppendFast" && n.firstN() {
-		return "a first-N by ascending processing time (AppendOnlyFirstNFunction, state counterState): statecraft does not derive its state"
-	}
-	if r := gjson.Get(n.Raw, "rankRange"); strategy != "Retract" && r.Get("type").Str == "Constant" && r.Get("start").Int() == 1 && r.Get("end").Int() == 1 {
-		return "a Top-1 (FastTop1Function, state Top1-Rank-State): statecraft does not derive its state"
+		vals["counterState"] = ValueType{Kind: "Integer"}
+		return ""
 	}
 	cols, why := n.inputColumns(0)
 	if why != "" {
 		return why
 	}
 	types := columnTypes(cols)
+	if r := gjson.Get(n.Raw, "rankRange"); strategy != "Retract" && r.Get("type").Str == "Constant" && r.Get("start").Int() == 1 && r.Get("end").Int() == 1 {
+		vals["Top1-Rank-State"] = RowOf(types)
+		return ""
+	}
 	if strategy == "UpdateFast" {
 		return n.updateFastRankTypes(vals, types)
 	}

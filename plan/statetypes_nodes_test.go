@@ -11,8 +11,8 @@ import (
 // (testdata/upgrades/types-savepoints, checked against their savepoints by
 // bridge.TestTypeCatalogueAgreesWithFlink) and variants of them whose operator keeps other
 // states (Flink picks FastTop1Function for a Top-1, AppendOnlyFirstNFunction for a first-N by
-// processing time): those are not derived, never guessed, and a plan field that is missing or
-// out of range says so.
+// processing time: the ranks base holds both), and a plan field that is missing or out of range
+// says so.
 func TestStateTypesNodeVariants(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "upgrades", "types-savepoints")
 	cases := []struct {
@@ -25,7 +25,7 @@ func TestStateTypesNodeVariants(t *testing.T) {
 		namespace  string
 	}{
 		{"top-n-update", "update-fast", nil, "data-state-with-update", "Map<Row<BIGINT, BIGINT>, Tuple2<Row<BIGINT, BIGINT, INT, BIGINT NOT NULL>, Integer>>", true, "", "VoidNamespace"},
-		{"top-n-update", "top-1", []string{`"end" : 3`, `"end" : 1`}, "", "", false, "FastTop1Function", "VoidNamespace"},
+		{"top-n-update", "top-1", []string{`"end" : 3`, `"end" : 1`}, "Top1-Rank-State", "Row<BIGINT, BIGINT, INT, BIGINT NOT NULL>", true, "", "VoidNamespace"},
 		{"top-n-update", "no primary keys", []string{`"primaryKeys" : [ 0, 1 ]`, `"primaryKeys" : [ ]`}, "", "", false, "without primaryKeys", "VoidNamespace"},
 		{"top-n-update", "primary key out of range", []string{`"primaryKeys" : [ 0, 1 ]`, `"primaryKeys" : [ 0, 9 ]`}, "", "", false, "primaryKeys: field 9", "VoidNamespace"},
 		{"top-n", "append-fast", nil, "data-state-with-append", "", true, "", "VoidNamespace"},
@@ -35,7 +35,7 @@ func TestStateTypesNodeVariants(t *testing.T) {
 			`"outputType" : {"type": "ROW", "fields": [{"name": "order_id", "fieldType": "BIGINT"}, {"name": "user_id", "fieldType": "BIGINT"}, ` +
 				`{"name": "pt", "fieldType": {"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "nullable": false, "precision": 3, "kind": "PROCTIME"}}]},` +
 				"\n    \"description\" : \"Exchange",
-			`"isAscending" : false`, `"isAscending" : true`}, "", "", false, "AppendOnlyFirstNFunction", "VoidNamespace"},
+			`"isAscending" : false`, `"isAscending" : true`}, "counterState", "Integer", true, "", "VoidNamespace"},
 		{"dedup-rowtime-last", "keep last by rowtime", nil, "deduplicate-state", "Row<BIGINT, INT, TIMESTAMP(3)>", true, "", "VoidNamespace"},
 		{"dedup-rowtime-last", "mini-batch", []string{`"table.exec.mini-batch.enabled" : "false"`, `"table.exec.mini-batch.enabled" : "true"`}, "deduplicate-state", "Row<BIGINT, INT, TIMESTAMP(3)>", false, "", "VoidNamespace"},
 		{"window-session", "session TVF", nil, "session-window-mapping", "Map<TimeWindow, TimeWindow>", false, "", "TimeWindow"},

@@ -133,8 +133,8 @@ func TestSavepointCheckTypes(t *testing.T) {
 	if err != nil || !bytes.Contains(gw, []byte(`"$SUM$1"`)) {
 		t.Fatalf("group-window.plan.json: %v, or it has no $SUM$1 call", err)
 	}
-	unknownAgg := filepath.Join(t.TempDir(), "json-arrayagg.plan.json")
-	if err := os.WriteFile(unknownAgg, bytes.Replace(gw, []byte(`"$SUM$1"`), []byte(`"$JSON_ARRAYAGG_ABSENT_ON_NULL$1"`), 1), 0o644); err != nil {
+	unknownAgg := filepath.Join(t.TempDir(), "array-agg.plan.json")
+	if err := os.WriteFile(unknownAgg, bytes.Replace(gw, []byte(`"$SUM$1"`), []byte(`"$ARRAY_AGG$1"`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -150,9 +150,9 @@ func TestSavepointCheckTypes(t *testing.T) {
 		{[]string{"--plan", newPlan("v23-dedup-rowtime-first-to-last"), "@" + filepath.Join(up, "types-savepoints", "dedup-rowtime")}, exitOK,
 			"warning: node 5 (stream-exec-deduplicate_1): the savepoint's state already-emitted-state-boolean is not one the plan's operator reads"},
 		// A call statecraft derives no accumulator for (the legacy group window's SUM made a
-		// JSON_ARRAYAGG in a copy of its plan): "types not checked", an error only with --strict.
+		// ARRAY_AGG in a copy of its plan): "types not checked", an error only with --strict.
 		{[]string{"--plan", unknownAgg, "@" + filepath.Join(up, "types-savepoints", "group-window")}, exitOK,
-			"types not checked: window-aggs (aggCalls.0: $JSON_ARRAYAGG_ABSENT_ON_NULL$1: statecraft derives accumulators only for"},
+			"types not checked: window-aggs (aggCalls.0: $ARRAY_AGG$1: statecraft derives accumulators only for"},
 		{[]string{"--plan", unknownAgg, "--strict", "@" + filepath.Join(up, "types-savepoints", "group-window")}, exitFindings, "restores as far as checked"},
 		{[]string{"--plan", newPlan("sum-to-max")}, exitOK, "restores: every operator with state in the savepoint is claimed by the plan, with the state types checked"},
 		// TTL switched on (Flink 2.3.0 restored it): restores because Flink migrates the values.

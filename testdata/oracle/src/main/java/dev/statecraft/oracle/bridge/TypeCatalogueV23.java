@@ -107,6 +107,7 @@ final class TypeCatalogueV23 {
         CASES.put("v23-retract-count-added", new String[] {"dedup-then-aggregate", "SUM(amount) AS total", "SUM(amount) + CAST(COUNT(amount) AS INT) AS total"});
         // The built-in aggregate functions' bases and cases.
         TypeCatalogueAggs.register();
+        TypeCatalogueRanks.register();
     }
 
     /**
