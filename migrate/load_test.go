@@ -61,6 +61,30 @@ func createLike(t *testing.T, name string) (dst string, lines []string) {
 	return dst, lines
 }
 
+// createEdited creates a savepoint like fixture name from its dump with each line edited; an
+// edit that changes nothing fails the test.
+func createEdited(t *testing.T, name string, edit func(string) string) string {
+	t.Helper()
+	src := fixture(t, name)
+	lines := dumpKeyed(t, src)
+	changed := 0
+	for i, l := range lines {
+		if e := edit(l); e != l {
+			lines[i] = e
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Fatalf("%s: the edit changed no line of the dump", name)
+	}
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ := run(t, src, Options{}, &Load{Data: data})
+	return dst
+}
+
 // TestLoadRoundTrip: for every fixture Flink wrote (the SQL one's RowData keys and values too),
 // dump then load into a savepoint like it holds exactly the dumped entries, each in
 // the key group Flink put it in (the dump prints key groups), and is verified by the run.
@@ -238,15 +262,21 @@ func loadRefused(t *testing.T, src, name, text, want string) {
 // Tuple4 keys, Tuple3/Tuple5, arrays, List and Map values and state of them, GlobalWindow
 // namespaces) whose TTL states the judge restores with a 1-day TTL, finding exactly the entries
 // stamped 12 hours ago and none stamped 36 hours ago, and the same with every session value
-// stamped 36 hours ago, which it must refuse. One oracle call judges them all.
+// stamped 36 hours ago, which it must refuse; Row values of every RowKind (row-kinds-hashmap)
+// created from their dump, finding each row's kind, and the same with the -D rows' kind edited
+// to +I, which it must refuse. One oracle call judges them all.
 func TestOracleWrite(t *testing.T) {
 	oracleOnly(t)
 	t.Parallel()
 	var args []string
-	for _, name := range []string{"types-hashmap", "keyed-ttl-collections", "window-hashmap", "native-rocksdb"} {
+	for _, name := range []string{"types-hashmap", "keyed-ttl-collections", "window-hashmap", "native-rocksdb", "row-kinds-hashmap"} {
 		dst, _ := createLike(t, name)
 		args = append(args, dst, loadExpect(t, name).file(t))
 	}
+	// Row values of every kind, created from a dump whose -D rows were edited to +I: Flink must
+	// find the kinds of the expectation, not those.
+	unkinded := createEdited(t, "row-kinds-hashmap", func(l string) string { return strings.ReplaceAll(l, `"rowKind":"-D"`, `"rowKind":"+I"`) })
+	args = append(args, unkinded, loadExpect(t, "row-kinds-hashmap").file(t))
 	dst, _ := run(t, fixture(t, "keyed-ttl-collections"), Options{}, &PurgeExpired{TTL: ttlFixtureTTL, At: ttlFixtureAt})
 	args = append(args, dst, purgedExpect(t, dst).file(t))
 	dst, _ = runPatch(t)
@@ -311,7 +341,7 @@ func TestOracleWrite(t *testing.T) {
 	}
 	for i := 0; i < len(args); i += 2 {
 		verdict := "accepted: " + args[i]
-		if args[i] == wrong || args[i] == misplaced || args[i] == aged {
+		if args[i] == wrong || args[i] == misplaced || args[i] == aged || args[i] == unkinded {
 			verdict = "rejected: " + args[i]
 		}
 		if !bytes.Contains(out, []byte(verdict+" ")) && !bytes.Contains(out, []byte(verdict+":")) {

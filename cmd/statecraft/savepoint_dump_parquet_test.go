@@ -55,7 +55,7 @@ for path in sys.argv[1:]:
 `
 
 // TestDumpParquetReadByPyarrow: for fixtures with SQL RowData (a keep-last dedup's +U rows
-// among them), POJO, tuple, Row, list and map state, TTL (value, list and map), windows and
+// among them), POJO, tuple, Row (of every RowKind), list and map state, TTL (value, list and map), windows and
 // timers, native RocksDB savepoints and checkpoints, every operator's keyed states are exported
 // with --format parquet -o DIR/, read back by pyarrow, and hold the same rows, in the same order
 // and with the same values and row kinds, as `savepoint dump --format jsonl`; their pages are
@@ -80,7 +80,7 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 	// The last: an incremental RocksDB checkpoint with file merging (a job directory), read as
 	// every reading command reads one.
 	for _, fx := range []string{"types-hashmap", "evolve-hashmap", "sql-group-aggregate", "window-hashmap", "keyed-ttl-collections", "native-ttl-inline", "../checkpoints/file-merged",
-		"../upgrades/types-savepoints/dedup-rowtime-last"} {
+		"row-kinds-hashmap", "../upgrades/types-savepoints/dedup-rowtime-last"} {
 		runs = append(runs, run{fx, "", "SNAPPY"}) // the default
 	}
 	for _, c := range []struct{ flag, codec string }{{"snappy", "SNAPPY"}, {"zstd", "ZSTD"}, {"gzip", "GZIP"}, {"none", "UNCOMPRESSED"}} {
@@ -194,14 +194,14 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 				if why := sameValue(wv, rowsGot[i]); why != "" {
 					t.Errorf("%s %s state %s row %d: %s\n jsonl:   %s\n parquet: %v", e.fixture, e.op, state, i, why, w, rowsGot[i])
 				}
-				if bytes.Contains(w, []byte(`"rowKind":"+U"`)) {
-					kinds["+U"] = true
+				for _, m := range rowKindJSON.FindAllSubmatch(w, -1) {
+					kinds[string(m[1])] = true
 				}
 				rows++
 			}
 		}
 	}
-	if rows < 100 || !kinds["ttlTimestamp"] || !kinds["userKey"] || !kinds["timestamp"] || !kinds["+U"] {
+	if rows < 100 || !kinds["ttlTimestamp"] || !kinds["userKey"] || !kinds["timestamp"] || !kinds["+U"] || !kinds["-U"] || !kinds["-D"] {
 		t.Errorf("compared %d rows with fields %v: the fixtures no longer cover what this test is for", rows, kinds)
 	}
 	for _, c := range []string{"SNAPPY", "ZSTD", "GZIP", "UNCOMPRESSED"} {
@@ -211,7 +211,10 @@ func TestDumpParquetReadByPyarrow(t *testing.T) {
 	}
 }
 
-var tupleField = regexp.MustCompile(`^f[0-9]+$`)
+var (
+	tupleField  = regexp.MustCompile(`^f[0-9]+$`)
+	rowKindJSON = regexp.MustCompile(`"rowKind":"([^"]+)"`)
+)
 
 // sameValue compares a jsonl value with pyarrow's reading of its Parquet column, returning why
 // they differ ("" when they do not). The shapes differ in known, lossless ways: Parquet has no

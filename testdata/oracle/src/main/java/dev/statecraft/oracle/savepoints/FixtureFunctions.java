@@ -28,6 +28,7 @@ import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.streaming.api.functions.source.legacy.SourceFunction;
 import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
 
 /**
@@ -248,6 +249,37 @@ final class FixtureFunctions {
             if (a == null) a = new Account(k == 5 ? null : "acct-" + k, 0, 0);
             account.update(new Account(a.owner, a.balance + n, a.version + 1));
             ttlProfile.update(Row.of(k == 2 ? null : "t" + n, n * 2));
+            PROCESSED.incrementAndGet();
+        }
+    }
+
+    /**
+     * Integer key k = i % 4 (18 records): Row values of every RowKind, which RowSerializer keeps in
+     * the first two bits of its null mask. "last" (Row(String, Long)) is the last record's row, of
+     * kind k (key 0 +I, 1 -U, 2 +U, 3 -D), with a null String for i == 9; "changes" (list of
+     * Row(Integer, String)) one row per record, of kind (i / 4) % 4, a null String when i % 5 ==
+     * 0; "byKind" (map String -> Row(Long)) the record's row under its kind's short string.
+     */
+    static final class RowKinds extends KeyedProcessFunction<Integer, Long, Long> {
+        private transient ValueState<Row> last;
+        private transient ListState<Row> changes;
+        private transient MapState<String, Row> byKind;
+
+        @Override
+        public void open(OpenContext ctx) {
+            last = getRuntimeContext().getState(new ValueStateDescriptor<>("last", Types.ROW(Types.STRING, Types.LONG)));
+            changes = getRuntimeContext().getListState(new ListStateDescriptor<>("changes", Types.ROW(Types.INT, Types.STRING)));
+            byKind = getRuntimeContext().getMapState(new MapStateDescriptor<>("byKind", Types.STRING, Types.ROW(Types.LONG)));
+        }
+
+        @Override
+        public void processElement(Long i, Context ctx, Collector<Long> out) throws Exception {
+            int k = ctx.getCurrentKey();
+            int n = i.intValue();
+            last.update(Row.ofKind(RowKind.fromByteValue((byte) k), n == 9 ? null : "r" + n, i * 10));
+            RowKind c = RowKind.fromByteValue((byte) ((n / 4) % 4));
+            changes.add(Row.ofKind(c, n, n % 5 == 0 ? null : "c" + n));
+            byKind.put(c.shortString(), Row.ofKind(c, i));
             PROCESSED.incrementAndGet();
         }
     }

@@ -73,6 +73,8 @@ public final class SavepointJobs {
             new Fixture("keyed-ttl-collections", "ttl-collections", "hashmap", false, false, false, 2, 128),
             new Fixture("evolve-hashmap", "evolve", "hashmap", false, false, false, 2, 128),
             new Fixture("evolve-rocksdb", "evolve", "rocksdb", false, false, false, 2, 128),
+            // Row values of every RowKind (RowSerializer keeps it in the null mask's first bits).
+            new Fixture("row-kinds-hashmap", "row-kinds", "hashmap", false, false, false, 2, 128),
             // Native RocksDB savepoints for statecore/rocksdb: variable-length keys with incremental
             // snapshots on (SSTs as shared-state handles), TTL'd collections with small files inline in
             // _metadata, and window namespaces plus RocksDB timers at max parallelism 256 (2-byte key groups).
@@ -215,7 +217,7 @@ public final class SavepointJobs {
 
     /** Builds the job's pipeline; returns how many PROCESSED bumps mark it as done. */
     static long build(String job, StreamExecutionEnvironment env) {
-        int records = job.equals("evolve") ? EVOLVE_RECORDS : RECORDS;
+        int records = job.equals("evolve") || job.equals("row-kinds") ? EVOLVE_RECORDS : RECORDS;
         DataStream<Long> src = env.addSource(new FixedSource(records), "fixed-source", Types.LONG).uid("source").setParallelism(1);
         switch (job) {
             case "keyed":
@@ -244,6 +246,9 @@ public final class SavepointJobs {
                 return RECORDS;
             case "evolve":
                 src.keyBy(i -> (int) (i % 6), Types.INT).process(new Evolve()).returns(Types.LONG).uid("evolve").name("evolve");
+                return EVOLVE_RECORDS;
+            case "row-kinds":
+                src.keyBy(i -> (int) (i % 4), Types.INT).process(new RowKinds()).returns(Types.LONG).uid("row-kinds").name("row-kinds");
                 return EVOLVE_RECORDS;
             case "operator-state": {
                 DataStream<Long> rules = env.addSource(new FixedSource(3), "rules-source", Types.LONG).uid("rules-source").setParallelism(1);
@@ -380,6 +385,12 @@ public final class SavepointJobs {
                         keyed("scores", "map", "Integer", "Row<Long,Double>", "String", false),
                         keyed("account", "value", "Integer", "Account", null, false),
                         keyed("ttlProfile", "value", "Integer", "Row<String,Integer>", null, true)), List.of()));
+                break;
+            case "row-kinds":
+                ops.add(operator("row-kinds", null, List.of(
+                        keyed("last", "value", "Integer", "Row<String,Long>", null, false),
+                        keyed("changes", "list", "Integer", "Row<Integer,String>", null, false),
+                        keyed("byKind", "map", "Integer", "Row<Long>", "String", false)), List.of()));
                 break;
             case "churn":
                 ops.add(operator("churn", null, List.of(

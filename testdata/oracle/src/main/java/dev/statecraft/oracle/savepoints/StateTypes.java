@@ -23,8 +23,9 @@ import dev.statecraft.oracle.common.Json;
  *
  * <p>{@code Row<T1,...,Tn>} is {@code Types.ROW(T1, ..., Tn)}: a position-based Row (field names
  * f0..fn-1 in the type, none in the stored data), in JSON the array of its field values in order,
- * {@code null} for a null field. Only RowKind INSERT rows are representable; reading any other kind
- * is an error rather than a silent loss of the kind.
+ * {@code null} for a null field; a row of another RowKind than INSERT is {@code {"rowKind": "+U",
+ * "fields": [...]}} (RowKind.shortString), as statecraft's dump prints it, so that its kind is
+ * compared rather than lost.
  */
 public final class StateTypes {
     private StateTypes() {}
@@ -185,15 +186,16 @@ public final class StateTypes {
         if (n.startsWith("Row<")) {
             List<String> args = rowArgs(n, type);
             Row r = (Row) v;
-            if (r.getKind() != RowKind.INSERT) {
-                throw new IllegalStateException(type + ": row of kind " + r.getKind() + " (expectations hold INSERT rows only): " + r);
-            }
             if (r.getArity() != args.size()) {
                 throw new IllegalStateException(type + ": row of arity " + r.getArity() + ": " + r);
             }
             ArrayNode a = Json.arr();
             for (int i = 0; i < args.size(); i++) a.add(toJson(args.get(i), r.getField(i)));
-            return a;
+            if (r.getKind() == RowKind.INSERT) return a;
+            ObjectNode o = Json.obj();
+            o.put("rowKind", r.getKind().shortString());
+            o.set("fields", a);
+            return o;
         }
         List<String> targs = generic(n, "Tuple");
         if (targs != null) {
@@ -270,10 +272,19 @@ public final class StateTypes {
         if (n.endsWith("[]")) return arrayFromJson(n, j);
         if (n.startsWith("Row<")) {
             List<String> args = rowArgs(n, type);
+            RowKind kind = RowKind.INSERT;
+            if (j.isObject() && j.size() == 2 && j.has("rowKind") && j.has("fields")) {
+                kind = null;
+                for (RowKind k : RowKind.values()) {
+                    if (k.shortString().equals(j.get("rowKind").asText())) kind = k;
+                }
+                if (kind == null) throw new IllegalArgumentException(type + ": unknown rowKind in " + Json.compact(j));
+                j = j.get("fields");
+            }
             if (!j.isArray() || j.size() != args.size()) {
                 throw new IllegalArgumentException(type + ": expected a JSON array of " + args.size() + " field values, got " + Json.compact(j));
             }
-            Row r = new Row(RowKind.INSERT, args.size());
+            Row r = new Row(kind, args.size());
             for (int i = 0; i < args.size(); i++) r.setField(i, fromJson(args.get(i), j.get(i)));
             return r;
         }
