@@ -19,9 +19,9 @@
 // groups f0..fN and rowKind (STRING +I, -U, +U or -D: the row's RowKind; a Row of Flink before
 // 1.11 carries none and has no such column); lists and arrays LIST; maps stored as values a LIST
 // of {key, value} groups (Parquet's MAP would lose the serialized order); SQL DECIMAL and
-// TIMESTAMP their exact text, as `dump --format jsonl` prints them. A value whose serializer statecraft cannot decode is the
-// STRING of its JSON ({serializer, base64}). Every column but keyGroup is optional: Java values
-// may be null.
+// TIMESTAMP their exact text, as `dump --format jsonl` prints them. A value whose serializer
+// statecraft cannot decode is the STRING of its JSON ({serializer, base64}). Every column but
+// keyGroup is optional: Java values may be null.
 //
 // # Compression
 //
@@ -55,15 +55,11 @@ import (
 	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
-// Codecs are the names of the page codecs, in the order help lists them; DefaultCodec is the
-// default.
-var Codecs = []string{"snappy", "zstd", "gzip", "none"}
-
 // DefaultCodec compresses pages as Spark, pyarrow/pandas and DuckDB do by default: Snappy costs
 // little CPU (on the encoding goroutine, beside decoding) and makes a dump about 3.5 times smaller.
 const DefaultCodec = "snappy"
 
-// Codec returns the page codec of a name of Codecs.
+// Codec returns the page codec named snappy, zstd, gzip or none.
 func Codec(name string) (compress.Codec, error) {
 	switch name {
 	case "snappy":

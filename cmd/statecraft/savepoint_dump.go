@@ -42,8 +42,8 @@ func init() {
 				"Parquet file, columns typed from the serializer snapshots (see the README); operator state stays with jsonl.\n" +
 				"Its pages are Snappy-compressed by default, as Spark, pyarrow/pandas and DuckDB write Parquet (about\n" +
 				"3.5x smaller than none for little CPU, and every Parquet reader has Snappy); --compression zstd is\n" +
-				"smaller still, gzip for old readers, none for the raw size. A SQL row's kind (+I, -U, +U, -D) is the\n" +
-				"row group's rowKind column.",
+				"smaller still, gzip for old readers, none for the raw size. A row's kind (+I, -U, +U, -D; SQL rows,\n" +
+				"and Rows since Flink 1.11) is its group's rowKind field, as jsonl prints {\"rowKind\", \"fields\"}.",
 			Flags: []cli.Flag{
 				pathMapFlag(),
 				&cli.StringFlag{Name: "operator", Usage: "uid:NAME or hash:HEX (the 32-hex-digit operator id); default: every operator"},
