@@ -28,6 +28,7 @@ const (
 	classArrayData     = "org.apache.flink.table.runtime.typeutils.ArrayDataSerializer$ArrayDataSerializerSnapshot"
 	classMapData       = "org.apache.flink.table.runtime.typeutils.MapDataSerializer$MapDataSerializerSnapshot"
 	classSortedMap     = "org.apache.flink.table.runtime.typeutils.SortedMapSerializerSnapshot"
+	classRawValueData  = "org.apache.flink.table.runtime.typeutils.RawValueDataSerializer$RawValueDataSerializerSnapshot"
 )
 
 // compositeClasses are the CompositeTypeSerializerSnapshot subclasses of the 2.3.0 jars.
@@ -46,8 +47,8 @@ var compositeClasses = map[string]bool{
 	"org.apache.flink.table.runtime.sequencedmultisetstate.linked.MetaSqnInfoSerializer$MetaSqnInfoSerializerSnapshot":                true,
 	"org.apache.flink.table.runtime.sequencedmultisetstate.linked.NodeSerializer$NodeSerializerSnapshot":                              true,
 	"org.apache.flink.table.runtime.sequencedmultisetstate.linked.RowSqnInfoSerializer$RowSqnInfoSerializerSnapshot":                  true,
-	"org.apache.flink.table.runtime.typeutils.RawValueDataSerializer$RawValueDataSerializerSnapshot":                                  true,
-	"org.apache.flink.table.runtime.typeutils.WindowKeySerializer$WindowKeySerializerSnapshot":                                        true,
+	classRawValueData: true,
+	"org.apache.flink.table.runtime.typeutils.WindowKeySerializer$WindowKeySerializerSnapshot": true,
 }
 
 // kindOf maps a snapshot class to its payload layout; ok is false for a class whose payload this

@@ -163,6 +163,10 @@ func newCodec(s *Snapshot) Codec {
 		return rowCodec{kind: s.RowKind, fields: fs}
 	case classRowData:
 		return newRowDataCodec(s)
+	case classExternal:
+		// ExternalSerializer converts to the internal structure and writes it with the
+		// internal serializer: a data view's keys and values read as their internal values.
+		return nested(0)
 	case classDecimalData:
 		return sqlDecimalCodec{s.Precision, s.Scale}
 	case classTimestampData:

@@ -160,6 +160,8 @@ func newEncoder(s *Snapshot) (Encoder, error) {
 		}, nil
 	case classRowData:
 		return newRowDataEncoder(s)
+	case classExternal:
+		return nested(0) // the internal serializer's bytes (newCodec)
 	case classRow:
 		fs := make([]Encoder, len(s.Nested))
 		for i := range s.Nested {

@@ -1,7 +1,6 @@
 package serializer
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -76,14 +75,17 @@ func basic(name string) *Snapshot {
 // row of the given field types, each written as LogicalTypeSQL renders it: BOOLEAN, TINYINT,
 // SMALLINT, INT, BIGINT, FLOAT, DOUBLE, VARCHAR(n), CHAR(n), BINARY(n), VARBINARY(n), each
 // optionally NOT NULL.
-func DeclareRowData(fields []string) (*Snapshot, error) {
+func DeclareRowData(fields []string) (*Snapshot, error) { return declareRow(fields, 0) }
+
+func declareRow(fields []string, depth int) (*Snapshot, error) {
 	s := &Snapshot{Class: classRowData, Version: 3, Kind: KindRowData}
 	for i, f := range fields {
-		stream, field, err := logicalType(f)
+		w := newJavaStream()
+		field, err := w.logicalType(f, depth)
 		if err != nil {
 			return nil, fmt.Errorf("field %d: %w", i, err)
 		}
-		s.LogicalTypes = append(s.LogicalTypes, stream)
+		s.LogicalTypes = append(s.LogicalTypes, w.b)
 		s.Nested = append(s.Nested, field)
 	}
 	return s, nil
@@ -92,14 +94,42 @@ func DeclareRowData(fields []string) (*Snapshot, error) {
 // logicalType returns the Java-serialized LogicalType of a SQL type and the serializer of its
 // values.
 func logicalType(sql string) (stream []byte, field *Snapshot, err error) {
+	w := newJavaStream()
+	field, err = w.logicalType(sql, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w.b, field, nil
+}
+
+// logicalType writes the LogicalType object of a SQL type (as LogicalTypeSQL renders it) and
+// returns the serializer RowDataSerializer keeps its values with.
+func (w *javaStream) logicalType(sql string, depth int) (*Snapshot, error) {
+	if depth > maxTypeNesting {
+		return nil, fmt.Errorf("SQL type %q: nested deeper than %d", sql, maxTypeNesting)
+	}
 	t, nullable := strings.CutSuffix(strings.TrimSpace(sql), " NOT NULL")
 	nullable = !nullable
+	if class, ok := stateBackedView(t); ok {
+		w.object(rawTypeClass, func() {
+			w.boolean(nullable)
+			w.enum(logicalTypeRootEnum, "RAW")
+			w.class(plainClass(class))
+			w.singleton(nullSerializerJava)
+		})
+		return &Snapshot{Class: classRawValueData, Version: 3, Kind: KindComposite,
+			Nested: []*Snapshot{simpleSnapshot(nullSerializerClass + "$NullSerializerSnapshot")}}, nil
+	}
+	if strings.HasPrefix(t, "STRUCTURED<") {
+		return w.structured(sql, t, nullable, depth)
+	}
 	name, params, hasParams := strings.Cut(t, "(")
 	name = strings.TrimSpace(name)
 	mk, ok := sqlLogicalTypes[name]
 	if !ok {
-		return nil, nil, fmt.Errorf("SQL type %q: statecraft declares BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, "+
-			"VARCHAR(n), CHAR(n), BINARY(n), VARBINARY(n) (each optionally NOT NULL)", sql)
+		return nil, fmt.Errorf("SQL type %q: statecraft declares BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, "+
+			"VARCHAR(n), CHAR(n), BINARY(n), VARBINARY(n) (each optionally NOT NULL), the RAW fields of state-backed "+
+			"MapViews and ListViews and the STRUCTURED accumulators of built-in functions of them", sql)
 	}
 	lt := mk()
 	var vals []int32
@@ -108,56 +138,122 @@ func logicalType(sql string) (stream []byte, field *Snapshot, err error) {
 		for _, a := range strings.Split(p, ",") {
 			n, err := strconv.ParseInt(strings.TrimSpace(a), 10, 32)
 			if err != nil || !closed || n < 1 {
-				return nil, nil, fmt.Errorf("SQL type %q: parameters must be positive integers in parentheses", sql)
+				return nil, fmt.Errorf("SQL type %q: parameters must be positive integers in parentheses", sql)
 			}
 			vals = append(vals, int32(n))
 		}
 	}
 	if len(vals) != len(lt.ints) {
-		return nil, nil, fmt.Errorf("SQL type %q: %s takes %d parameters, not %d", sql, name, len(lt.ints), len(vals))
+		return nil, fmt.Errorf("SQL type %q: %s takes %d parameters, not %d", sql, name, len(lt.ints), len(vals))
 	}
-	var b []byte
-	u16 := func(v int) { b = binary.BigEndian.AppendUint16(b, uint16(v)) }
-	utf := func(s string) { u16(len(s)); b = append(b, s...) }
-	classDesc := func(name string, suid int64, flags byte, fields func()) {
-		b = append(b, tcClassDesc)
-		utf(name)
-		b = binary.BigEndian.AppendUint64(b, uint64(suid))
-		b = append(b, flags)
-		fields()
-		b = append(b, tcEndBlockData)
+	c := &javaClass{name: logicalPkg + lt.class, suid: 1, flags: scSerializable, super: logicalTypeClass}
+	for _, f := range lt.ints {
+		c.fields = append(c.fields, javaField{code: 'I', name: f})
 	}
-	const scEnum = 0x10
-	b = append(b, 0xAC, 0xED, 0x00, 0x05, tcObject)
-	classDesc(logicalPkg+lt.class, 1, scSerializable, func() {
-		u16(len(lt.ints))
-		for _, f := range lt.ints {
-			b = append(b, 'I')
-			utf(f)
+	w.object(c, func() {
+		w.boolean(nullable)
+		w.enum(logicalTypeRootEnum, lt.root)
+		for _, v := range vals {
+			w.i32(v)
 		}
 	})
-	classDesc(logicalPkg+"LogicalType", 1, scSerializable, func() {
-		u16(2)
-		b = append(b, 'Z')
-		utf("isNullable")
-		b = append(b, 'L')
-		utf("typeRoot")
-		b = append(b, tcString)
-		utf("L" + strings.ReplaceAll(logicalPkg, ".", "/") + "LogicalTypeRoot;")
+	return lt.field, nil
+}
+
+// stateBackedView reports the data view class of a state-backed view's RAW type (StateBackedView
+// in package plan): RAW('org.apache.flink.table.api.dataview.MapView', NullSerializer).
+func stateBackedView(t string) (string, bool) {
+	rest, ok := strings.CutPrefix(t, "RAW('")
+	if !ok {
+		return "", false
+	}
+	class, ok := strings.CutSuffix(rest, "', NullSerializer)")
+	if !ok || (class != dataViewPkg+"MapView" && class != dataViewPkg+"ListView") {
+		return "", false
+	}
+	return class, true
+}
+
+const dataViewPkg = "org.apache.flink.table.api.dataview."
+
+// structured writes the StructuredType DataTypes.STRUCTURED(class, FIELD(name, type)...) builds
+// for a built-in function's accumulator (renderStructured's form: final, instantiable, EQUALS,
+// no super type, identifier or description), its attributes in a List.of (java.util.CollSer,
+// tag 1), the implementation class a Class object of a non-serializable class. Its values are
+// kept by a RowDataSerializer of the attributes' types.
+func (w *javaStream) structured(sql, t string, nullable bool, depth int) (*Snapshot, error) {
+	body, ok := strings.CutSuffix(strings.TrimPrefix(t, "STRUCTURED<"), ">")
+	parts := splitTopLevel(body)
+	if !ok || len(parts) < 2 || !strings.HasPrefix(parts[0], "'") || !strings.HasSuffix(parts[0], "'") {
+		return nil, fmt.Errorf("SQL type %q: want STRUCTURED<'class', `name` TYPE, ...>", sql)
+	}
+	class := strings.Trim(parts[0], "'")
+	type attr struct{ name, typ string }
+	var attrs []attr
+	for _, p := range parts[1:] {
+		name, typ, ok := strings.Cut(strings.TrimPrefix(p, "`"), "` ")
+		if !ok || !strings.HasPrefix(p, "`") || name == "" {
+			return nil, fmt.Errorf("SQL type %q: attribute %q: want `name` TYPE", sql, p)
+		}
+		attrs = append(attrs, attr{name, typ})
+	}
+	var fields []string
+	var err error
+	w.object(structuredClass, func() {
+		w.boolean(nullable)
+		w.enum(logicalTypeRootEnum, "STRUCTURED_TYPE")
+		w.boolean(true) // isFinal
+		w.null()        // description
+		w.null()        // objectIdentifier
+		w.boolean(true) // isInstantiable
+		w.object(collSerClass, func() {
+			w.i32(1) // tag: an immutable list
+			w.b = append(w.b, tcBlockData, 4)
+			w.i32(int32(len(attrs)))
+			for _, a := range attrs {
+				w.object(structuredAttrClass, func() {
+					w.null() // description
+					w.str(a.name)
+					if _, e := w.logicalType(a.typ, depth+1); e != nil && err == nil {
+						err = e
+					}
+				})
+				fields = append(fields, a.typ)
+			}
+			w.b = append(w.b, tcEndBlockData)
+		})
+		w.str(class)
+		w.enum(structuredComparisonEnum, "EQUALS")
+		w.class(plainClass(class))
+		w.null() // superType
 	})
-	b = append(b, tcNull)
-	if nullable {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
+	if err != nil {
+		return nil, fmt.Errorf("SQL type %q: %w", sql, err)
 	}
-	b = append(b, tcEnum)
-	classDesc(logicalPkg+"LogicalTypeRoot", 0, scSerializable|scEnum, func() { u16(0) })
-	classDesc("java.lang.Enum", 0, scSerializable|scEnum, func() { u16(0) })
-	b = append(b, tcNull, tcString)
-	utf(lt.root)
-	for _, v := range vals {
-		b = binary.BigEndian.AppendUint32(b, uint32(v))
+	return declareRow(fields, depth+1)
+}
+
+// splitTopLevel splits a type list at the commas outside <>, () and quotes.
+func splitTopLevel(s string) []string {
+	var out []string
+	depth, quote, start := 0, byte(0), 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '`':
+			quote = c
+		case c == '<' || c == '(':
+			depth++
+		case c == '>' || c == ')':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
 	}
-	return b, lt.field, nil
+	return append(out, strings.TrimSpace(s[start:]))
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/statecraft/statecraft/statecore/javaio"
 )
 
 // TestLogicalTypeStreamsAreFlinks: every Java-serialized LogicalType of a type DeclareRowData
@@ -77,5 +79,63 @@ func TestDeclareRowDataRefusals(t *testing.T) {
 		if _, err := DeclareRowData(tc.types); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.types, err, tc.want)
 		}
+	}
+}
+
+// TestExternalDataTypesAreFlinks: every Java-serialized AtomicDataType of a boxed conversion
+// class found under testdata (the data views' ExternalSerializer snapshots Flink 2.3.0 and 1.20
+// wrote) is byte for byte the stream DeclareExternal writes for its logical type, and the
+// fixtures hold nullable and NOT NULL ones.
+func TestExternalDataTypesAreFlinks(t *testing.T) {
+	magic := append([]byte{0xAC, 0xED, 0x00, 0x05, tcObject, tcClassDesc, 0, 43}, "org.apache.flink.table.types.AtomicDataType"...)
+	seen := map[string]int{}
+	err := filepath.WalkDir(filepath.Join("..", "..", "testdata"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for off := 0; ; {
+			i := bytes.Index(b[off:], magic)
+			if i < 0 {
+				return nil
+			}
+			off += i
+			s := &javaSerSkipper{r: javaio.NewBytesReader(b[off:], path, 0), field: "dataType"}
+			s.u16()
+			s.u16()
+			o, _ := s.content().(*jsObject)
+			off++
+			if o == nil {
+				t.Errorf("%s@%d: an AtomicDataType statecraft cannot read", path, off-1)
+				continue
+			}
+			lt, _ := o.fields["logicalType"].(*jsObject)
+			cls, _ := o.fields["conversionClass"].(jsClassValue)
+			sql, ok := "", lt != nil
+			if ok {
+				sql, ok = renderLogicalType(lt)
+			}
+			if !ok || boxedClasses[strings.TrimSuffix(sql, " NOT NULL")] == nil || boxedClasses[strings.TrimSuffix(sql, " NOT NULL")].name != cls.name {
+				continue
+			}
+			mine, _, err := externalDataType(sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(s.buf, mine) {
+				t.Errorf("%s@%d: %s as %s: Flink wrote\n%x\nstatecraft writes\n%x", path, off-1, sql, cls.name, s.buf, mine)
+			}
+			seen[sql+" as "+cls.name]++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("compared: %v", seen)
+	if seen["BIGINT as java.lang.Long"] == 0 || seen["BIGINT NOT NULL as java.lang.Long"] == 0 || seen["INT as java.lang.Integer"]+seen["INT NOT NULL as java.lang.Integer"] == 0 {
+		t.Fatalf("the fixtures hold too few data types to prove DeclareExternal: %v", seen)
 	}
 }

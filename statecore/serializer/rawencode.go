@@ -20,6 +20,9 @@ func NewRawEncoder(s *Snapshot) RawEncoder {
 	if s == nil {
 		return nil
 	}
+	if s.Class == classExternal && len(s.Nested) == 1 {
+		return NewRawEncoder(s.Nested[0]) // the internal serializer's bytes (newCodec)
+	}
 	e := rawEncoders[s.Class]
 	if e == nil {
 		return nil

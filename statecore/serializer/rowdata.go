@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"strings"
 )
 
 // rowDataCodec decodes Flink SQL's RowDataSerializer, which writes every row as a BinaryRowData:
@@ -30,6 +31,7 @@ type rowDataCodec struct {
 	prec    []int32 // decimal and timestamp precision
 	scale   []int32 // decimal scale
 	nested  []rowDataCodec
+	views   []string // a state-backed view field's data view class (MapView, ListView)
 }
 
 type rowFieldKind int
@@ -48,6 +50,7 @@ const (
 	rfDecimal
 	rfTimestamp
 	rfRow
+	rfView
 )
 
 // RowKind names, indexed by the RowKind byte value.
@@ -85,6 +88,15 @@ func newRowDataCodec(s *Snapshot) Codec {
 		if n.Class == classRowData {
 			k, sub = rfRow, newRowDataCodec(n).(rowDataCodec)
 		}
+		view := ""
+		if i := len(c.kinds); n.Class == classRawValueData && len(n.Nested) == 1 &&
+			n.Nested[0].Class == nullSerializerClass+"$NullSerializerSnapshot" && i < len(s.LogicalTypes) {
+			sql, _ := LogicalTypeSQL(s.LogicalTypes[i])
+			if class, ok := stateBackedView(strings.TrimSuffix(sql, " NOT NULL")); ok {
+				k, view = rfView, strings.TrimPrefix(class, dataViewPkg)
+			}
+		}
+		c.views = append(c.views, view)
 		c.nested = append(c.nested, sub)
 		c.prec = append(c.prec, n.Precision)
 		c.scale = append(c.scale, n.Scale)
@@ -193,6 +205,15 @@ func (c rowDataCodec) decodeRow(in *Input, row []byte, base, depth int) any {
 			}
 			off := int(binary.LittleEndian.Uint64(slot) >> 32)
 			out[i] = c.nested[i].decodeRow(in, b, base+off, depth+1)
+		case rfView:
+			// The view's entries are in states of their own; the field holds what
+			// NullSerializer writes for it: one zero byte.
+			b, ok := varPart(row, slot)
+			if !ok || !bytes.Equal(b, []byte{0}) {
+				out[i] = Opaque{Serializer: c.classes[i], Base64: append([]byte(nil), slot...)}
+				break
+			}
+			out[i] = DataView{Class: c.views[i]}
 		case rfDecimal:
 			// Compact decimals (precision <= 18) keep the unscaled long in the slot; larger ones
 			// keep big-endian two's-complement unscaled bytes in the variable part.
@@ -230,6 +251,17 @@ func (c rowDataCodec) decodeRow(in *Input, row []byte, base, depth int) any {
 		return nil
 	}
 	return BinaryRow{Kind: RowKindOf(row[0]), Fields: out, Raw: bytes.Clone(row)}
+}
+
+// DataView is an accumulator field holding a state-backed data view (MapView or ListView): its
+// entries live in keyed states of their own (distinctAcc_0, agg2$map ...), and the field itself in
+// the row is the one zero byte Flink's NullSerializer writes, in the variable part. It marshals as
+// {"dataView": "MapView"}, the form create and patch take back.
+type DataView struct{ Class string }
+
+// MarshalJSON writes {"dataView": CLASS}.
+func (v DataView) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]string{"dataView": v.Class})
 }
 
 // RowKindOf returns the RowKind short string of a BinaryRowData value's first byte.

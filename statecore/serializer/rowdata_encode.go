@@ -26,6 +26,8 @@ import (
 //	CHAR/VARCHAR, BINARY  <= 7 bytes: in the slot, byte 7 = 0x80|len; longer: in the
 //	                      variable part, padded with zeros to 8 bytes, slot = off<<32 | len
 //	nested ROW            its BinaryRowData in the variable part (never inline), padded
+//	state-backed view     RAW(MapView|ListView, NullSerializer): NullSerializer's one zero
+//	                      byte in the variable part (never inline), padded; {"dataView": "MapView"}
 //	DECIMAL p <= 18       the unscaled long in the slot
 //	DECIMAL p > 18        16 zeroed bytes of variable part, the minimal two's-complement
 //	                      unscaled bytes at their start, slot = off<<32 | len
@@ -154,6 +156,12 @@ func (c rowDataCodec) encodeRow(b []byte, v any, path string, depth int) ([]byte
 				break
 			}
 			b = appendVar(b, start, at, raw, len(raw))
+		case rfView:
+			m, ok := x.(map[string]any)
+			if !ok || len(m) != 1 || m["dataView"] != c.views[i] {
+				return nil, want(p, fmt.Sprintf(`{"dataView": %q} (the field of a state-backed %s, whose entries are in states of their own)`, c.views[i], c.views[i]), x)
+			}
+			b = appendVar(b, start, at, []byte{0}, 1)
 		case rfRow:
 			sub, err := c.nested[i].encodeRow(nil, x, p, depth+1)
 			if err != nil {
