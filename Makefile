@@ -127,6 +127,11 @@ fixtures:
 	$(ORACLE) durations testdata/durations/inputs.txt > testdata/durations/flink-$(FLINK_VERSION).tsv
 	$(ORACLE) savepoints testdata/savepoints
 	$(ORACLE) sql-savepoint testdata/savepoints sql-group-aggregate
+	# an aggregate with state-backed data views (COUNT DISTINCT, MIN over retractions) for
+	# savepoint create --spec: its plan, and Flink's savepoint of it
+	$(ORACLE) plans testdata/specs --sql sql-distinct-aggregate testdata/specs/sql-distinct-aggregate.sql
+	$(ORACLE) sql-savepoint testdata/specs sql-distinct-aggregate-savepoint testdata/specs/sql-distinct-aggregate.json \
+		testdata/specs/sql-distinct-aggregate.savepoint.json
 	$(ORACLE) metadata-versions testdata/savepoints testdata/metadata-versions
 	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) native-checkpoints testdata/checkpoints
