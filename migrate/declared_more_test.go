@@ -321,8 +321,11 @@ func createSQLSpec(t *testing.T) (dst, expect string) {
 
 // TestDeclareSQLHeaders: group aggregates declared by their compiled plans (a TTL'd one, one
 // over a deduplication's retractions, one with a FILTER) get the keyed-state headers Flink wrote
-// into those plans' savepoints byte for byte; a DISTINCT aggregate (views in states of their
-// own) and a two-phase aggregate's global half (a mini-batch operator) are refused, naming why.
+// into those plans' savepoints byte for byte, and so do aggregates with state-backed data views
+// (COUNT DISTINCT; COUNT DISTINCT, SUM and MIN over retractions; COLLECT; the distinct half of a
+// split aggregate), their views' map and null states in the hashmap backend's order; views
+// statecraft does not declare (FIRST_VALUE over retractions) and a two-phase aggregate's global
+// half (a mini-batch operator) are refused, naming why.
 func TestDeclareSQLHeaders(t *testing.T) {
 	up := filepath.Join("..", "testdata", "upgrades")
 	for _, tc := range []struct {
@@ -335,7 +338,11 @@ func TestDeclareSQLHeaders(t *testing.T) {
 		{"filter", "agg-filter-added/old.plan.json", 3, "agg-filter-added/savepoint", ""},
 		{"two-phase", "types-savepoints/group-two-phase.plan.json", 6, "", "node 6 is stream-exec-global-group-aggregate; statecraft declares the state of group aggregates (stream-exec-group-aggregate) only"},
 		{"over retractions", "types-savepoints/dedup-then-aggregate.plan.json", 7, "types-savepoints/dedup-then-aggregate", ""},
-		{"distinct", "types-savepoints/group-count-distinct.plan.json", 3, "", "node 3: the aggregate keeps states besides accState (accState, distinctAcc_0"},
+		{"count distinct", "types-savepoints/group-count-distinct.plan.json", 3, "types-savepoints/group-count-distinct", ""},
+		{"distinct, min over retractions", "../specs/sql-distinct-aggregate.json", 6, "../specs/sql-distinct-aggregate-savepoint", ""},
+		{"collect", "types-savepoints/group-collect.plan.json", 4, "types-savepoints/group-collect", ""},
+		{"split distinct", "types-savepoints/group-split-distinct.plan.json", 6, "types-savepoints/group-split-distinct", ""},
+		{"first value over retractions", "types-savepoints/retract-builtins.plan.json", 7, "", "node 7: state agg5$orderToValueMap of $FIRST_VALUE$1 (Map<External<Long>, External<ArrayData<INT NOT NULL>>>): statecraft declares the data views of DISTINCT, MIN and MAX over retractions and COLLECT only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plan, _ := filepath.Abs(filepath.Join(up, tc.plan))

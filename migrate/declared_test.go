@@ -40,8 +40,8 @@ func declare(t *testing.T, text string) string {
 	return empty
 }
 
-// readSpec is testdata/specs/NAME.yaml, a plan it names relative to itself made absolute (declare
-// writes the text elsewhere).
+// readSpec is testdata/specs/NAME.yaml, the plans it names relative to itself made absolute
+// (declare writes the text elsewhere).
 func readSpec(t *testing.T, name string) string {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "testdata", "specs"))
@@ -52,7 +52,7 @@ func readSpec(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.ReplaceAll(string(b), "plan: ../", "plan: "+filepath.Dir(dir)+"/")
+	return strings.ReplaceAll(string(b), "plan: ", "plan: "+dir+"/")
 }
 
 // account is the oracle's Account POJO (dev.statecraft.oracle.savepoints.Account), the key of

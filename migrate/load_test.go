@@ -254,7 +254,9 @@ func loadRefused(t *testing.T, src, name, text, want string) {
 // savepoint, finding exactly the entries set, added and deleted; and the SQL group aggregate's
 // savepoint created from its (edited) dump, restored under EXECUTE PLAN (createSQL), and the
 // same aggregate declared by its plan (testdata/specs/sql-group-aggregate.yaml) and loaded with
-// accumulators no job produced, carried on under EXECUTE PLAN (createSQLSpec); savepoints
+// accumulators no job produced, carried on under EXECUTE PLAN (createSQLSpec), and the COUNT
+// DISTINCT, SUM and MIN-over-retraction aggregate of testdata/specs/sql-distinct-aggregate.yaml
+// loaded with data views no job produced, carried on likewise (createSQLViewsSpec); savepoints
 // declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
 // dumps, finding exactly their state; a savepoint whose entries were deleted by predicate
 // (migrate patch --delete-where), finding exactly the rest; one declared with a state's type
@@ -287,6 +289,11 @@ func TestOracleWrite(t *testing.T) {
 	// RowData key and accumulator types from exec node 3) and loaded with accumulators of its
 	// own: the aggregate must carry on from them.
 	dst, planExpect = createSQLSpec(t)
+	args = append(args, dst, planExpect)
+	// An aggregate with state-backed data views (COUNT DISTINCT, MIN over retractions) declared
+	// by its plan and loaded with views of its own: a seen value must not count again, a new one
+	// must, and a retracted minimum must fall back to the loaded one (createSQLViewsSpec).
+	dst, planExpect = createSQLViewsSpec(t)
 	args = append(args, dst, planExpect)
 	// Declared savepoints (testdata/specs) judged by the expectations of the fixtures they
 	// declare; the last declares score as Long where the job has Integer, and must be refused.

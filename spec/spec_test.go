@@ -125,3 +125,37 @@ func TestDefaultMaxParallelism(t *testing.T) {
 		}
 	}
 }
+
+// TestReadPlanViews: an aggregate with data views (testdata/specs/sql-distinct-aggregate.yaml)
+// declares accState and its views' states in the order Flink's hashmap backend writes them, then
+// the timer queues.
+func TestReadPlanViews(t *testing.T) {
+	s, err := Read("../testdata/specs/sql-distinct-aggregate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range s.Operators[0].States {
+		names = append(names, st.Kind+":"+st.Name)
+	}
+	want := "map:agg2$map value:accState value:distinctAcc_0_null_state map:distinctAcc_0 timer:_timer_state/processing_user-timers timer:_timer_state/event_user-timers"
+	if o := s.Operators[0]; o.UID != "6_group-aggregate" || strings.Join(names, " ") != want {
+		t.Fatalf("uid %q states %v, want %s", o.UID, names, want)
+	}
+}
+
+// TestHeapOrder: the hashmap backend's order of states registered in the given order (the
+// generated handler's views, then accState) is the order Flink wrote them in the headers of
+// testdata/upgrades/types-savepoints/retract-builtins (nine states, two buckets shared) and
+// group-count-distinct.
+func TestHeapOrder(t *testing.T) {
+	for _, tc := range []struct{ registered, written string }{
+		{"agg3$map agg4$map agg5$valueToOrderMap agg5$orderToValueMap agg6$valueToOrderMap agg6$orderToValueMap agg7$list agg7$retractList accState",
+			"agg5$orderToValueMap agg6$valueToOrderMap accState agg5$valueToOrderMap agg7$retractList agg6$orderToValueMap agg3$map agg7$list agg4$map"},
+		{"distinctAcc_0 distinctAcc_0_null_state accState", "accState distinctAcc_0_null_state distinctAcc_0"},
+	} {
+		if got := strings.Join(heapOrder(strings.Fields(tc.registered)), " "); got != tc.written {
+			t.Errorf("registered %s: order %s, Flink wrote %s", tc.registered, got, tc.written)
+		}
+	}
+}

@@ -1,14 +1,17 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/statecraft/statecraft/plan"
+	"github.com/statecraft/statecraft/statecore/keygroup"
 	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
@@ -23,14 +26,18 @@ import (
 //
 // declares the operator <id>_group-aggregate (the plan's uid format) keyed by a RowData of the
 // node's grouping columns, with accState (a RowData of the accumulators; TTL when the plan's
-// state TTL is set) and the user timer queues GroupAggFunction's operator registers. Its data
-// lines give keys and accumulators as `dump` prints RowData: `"key":[1]`, `"value":[3,60]`.
+// state TTL is set), the keyed states of its state-backed data views (COUNT DISTINCT's
+// distinctAcc_<n> and distinctAcc_<n>_null_state, MIN/MAX over retractions' and COLLECT's
+// agg<i>$map: viewState) and the user timer queues GroupAggFunction's operator registers. Its
+// data lines give keys and accumulators as `dump` prints RowData: `"key":[1]`, `"value":[3,60]`;
+// an accumulator field holding a view as {"dataView": "MapView"}, a view's entries as map state
+// entries (`"userKey":8,"value":2`).
 // Only group aggregates (stream-exec-group-aggregate, not in mini-batch mode; a two-phase
-// aggregate's global half runs in a mini-batch operator) without data views in states of their own (DISTINCT, MIN/MAX over
-// retractions) and whose every field type statecraft writes (serializer.DeclareRowData) are
-// declared; any other node is refused with the reason, never guessed.
+// aggregate's global half runs in a mini-batch operator) whose every field type and view
+// statecraft writes (serializer.DeclareRowData, viewState) are declared; any other node is
+// refused with the reason, never guessed.
 
-// sqlNodes are the exec nodes a declaration may name: their only keyed state is accState.
+// sqlNodes are the exec nodes a declaration may name (keyed states: accState, its views', timers).
 var sqlNodes = map[string]bool{"stream-exec-group-aggregate": true}
 
 // fromPlan fills a plan-declared operator's uid, key type and states from its plan; dir is the
@@ -89,9 +96,6 @@ func (o *Operator) fromPlan(dir string) error {
 	if !ok || acc.Kind != "Row" {
 		return fmt.Errorf("plan %s: node %d: the accumulator row is not derived: %s", o.Plan, o.Node, st.ValueWhy)
 	}
-	if len(st.Values) != 1 {
-		return fmt.Errorf("plan %s: node %d: the aggregate keeps states besides accState (%s: data views of DISTINCT or MIN/MAX over retractions); statecraft declares accState only", o.Plan, o.Node, strings.Join(slices.Sorted(maps.Keys(st.Values)), ", "))
-	}
 	key, err := serializer.DeclareRowData(st.Key)
 	if err != nil {
 		return fmt.Errorf("plan %s: node %d: key row %v: %w", o.Plan, o.Node, st.Key, err)
@@ -111,10 +115,149 @@ func (o *Operator) fromPlan(dir string) error {
 		o.Name = o.UID
 	}
 	o.KeyType = &Type{snap: key}
-	o.States = []State{
-		{Name: "accState", Kind: "value", ValueType: &Type{snap: value}, TTL: ttl, line: o.line},
-		{Name: "_timer_state/processing_user-timers", Kind: "timer", line: o.line},
-		{Name: "_timer_state/event_user-timers", Kind: "timer", line: o.line},
+	states := map[string]State{"accState": {Name: "accState", Kind: "value", ValueType: &Type{snap: value}, TTL: ttl, line: o.line}}
+	var order []string
+	for _, name := range viewOrder(st.Values) {
+		vs, err := viewState(n, name, st.Values[name])
+		if err != nil {
+			return fmt.Errorf("plan %s: node %d: %w", o.Plan, o.Node, err)
+		}
+		vs.TTL, vs.line = ttl, o.line
+		states[name] = vs
+		order = append(order, name)
 	}
+	for _, name := range heapOrder(append(order, "accState")) {
+		o.States = append(o.States, states[name])
+	}
+	o.States = append(o.States,
+		State{Name: "_timer_state/processing_user-timers", Kind: "timer", line: o.line},
+		State{Name: "_timer_state/event_user-timers", Kind: "timer", line: o.line})
 	return nil
+}
+
+// The keyed states of an aggregate's state-backed data views, as GroupAggFunction.open has them
+// registered before accState (the generated handler's open, through PerKeyStateDataViewStore):
+//
+//	view                            state (TTL as accState's)  value
+//	DISTINCT over x (distinctAcc_n) distinctAcc_n      map     External<x> (nullable) -> External<BIGINT NOT NULL>
+//	                                distinctAcc_n_null_state   External<BIGINT NOT NULL>: the NULL value's count
+//	MIN/MAX over retractions (i)    agg<i>$map         map     External<x NOT NULL> -> External<BIGINT>
+//	COLLECT(x) (i)                  agg<i>$map         map     External<x NOT NULL> -> External<INT>
+//
+// A view's map is registered before its _null_state; the calls' views (in call order) before the
+// DISTINCT views (in order of their argument lists). External<x> is x's ExternalSerializer over
+// the boxed Java class (serializer.DeclareExternal); x is BIGINT, INT, SMALLINT, TINYINT, DOUBLE,
+// FLOAT or BOOLEAN. Other views (FIRST_VALUE and LAST_VALUE over retractions: arrays of orders;
+// LISTAGG over retractions: list views of strings; DISTINCT over strings or several columns) are
+// refused by name. TestDeclareSQLHeaders holds the headers to Flink's.
+
+// viewSQL maps the Java types plan.ValueType names a view's keys and values by to their SQL types.
+var viewSQL = map[string]string{"Long": "BIGINT", "Integer": "INT", "Short": "SMALLINT", "Byte": "TINYINT",
+	"Double": "DOUBLE", "Float": "FLOAT", "Boolean": "BOOLEAN"}
+
+// viewOrder is the registration order of the view states of vals (every state but accState).
+func viewOrder(vals map[string]plan.ValueType) []string {
+	rank := func(name string) (int, int, int) {
+		var i int
+		if _, err := fmt.Sscanf(name, "agg%d$", &i); err == nil && strings.HasPrefix(name, "agg") {
+			return 0, i, 0
+		}
+		base, null := strings.CutSuffix(name, "_null_state")
+		fmt.Sscanf(base, "distinctAcc_%d", &i)
+		if null {
+			return 1, i, 1
+		}
+		return 1, i, 0
+	}
+	var names []string
+	for name := range vals {
+		if name != "accState" {
+			names = append(names, name)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		a0, a1, a2 := rank(a)
+		b0, b1, b2 := rank(b)
+		if c := cmp.Compare(a0, b0); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a1, b1); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a2, b2); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return names
+}
+
+// viewState declares the state of one data view of node n (name and shape from plan.StateTypes).
+func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
+	external := func(e plan.ValueType, nullability string) (*Type, error) {
+		sql, ok := "", e.Kind == "External" && len(e.Elems) == 1
+		if ok {
+			sql, ok = viewSQL[e.Elems[0].Kind]
+		}
+		if !ok {
+			return nil, fmt.Errorf("state %s holds %s: statecraft declares data views of BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT and BOOLEAN values", name, e)
+		}
+		snap, err := serializer.DeclareExternal(sql + nullability)
+		if err != nil {
+			return nil, fmt.Errorf("state %s: %w", name, err)
+		}
+		return &Type{snap: snap}, nil
+	}
+	var keyNull, valueNull string
+	switch {
+	case strings.HasPrefix(name, "distinctAcc_"):
+		keyNull, valueNull = "", " NOT NULL"
+	case strings.HasPrefix(name, "agg"):
+		var i int
+		fmt.Sscanf(name, "agg%d$", &i)
+		fn := gjson.Get(n.Raw, fmt.Sprintf("aggCalls.%d.internalName", i)).Str
+		switch {
+		case strings.HasSuffix(name, "$map") && (fn == "$MIN$1" || fn == "$MAX$1" || fn == "$COLLECT$1"):
+			keyNull, valueNull = " NOT NULL", ""
+		default:
+			return State{}, fmt.Errorf("state %s of %s (%s): statecraft declares the data views of DISTINCT, MIN and MAX over retractions and COLLECT only", name, fn, v)
+		}
+	default:
+		return State{}, fmt.Errorf("state %s (%s): statecraft declares the data views of DISTINCT, MIN and MAX over retractions and COLLECT only", name, v)
+	}
+	if v.Kind != "Map" || len(v.Elems) != 2 {
+		value, err := external(v, valueNull)
+		if err != nil || !strings.HasSuffix(name, "_null_state") {
+			return State{}, fmt.Errorf("state %s (%s): not a view statecraft declares (%v)", name, v, err)
+		}
+		return State{Name: name, Kind: "value", ValueType: value}, nil
+	}
+	key, err := external(v.Elems[0], keyNull)
+	if err != nil {
+		return State{}, err
+	}
+	value, err := external(v.Elems[1], valueNull)
+	if err != nil {
+		return State{}, err
+	}
+	return State{Name: name, Kind: "map", UserKeyType: key, ValueType: value}, nil
+}
+
+// heapOrder is the order the hashmap backend writes keyed states in: its registered states are a
+// java.util.HashMap (HeapKeyedStateBackend), iterated bucket by bucket (String.hashCode spread
+// by h ^ h>>>16, masked by the table size: 16, doubled while the states exceed 3/4 of it), states
+// of one bucket in registration order. names are in registration order. A canonical savepoint
+// restores whatever its order; this one makes the header Flink's byte for byte.
+func heapOrder(names []string) []string {
+	size := 16
+	for len(names) > size*3/4 {
+		size *= 2
+	}
+	bucket := func(s string) int {
+		h := uint32(keygroup.StringHash(s))
+		return int((h ^ h>>16) & uint32(size-1))
+	}
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(bucket(a), bucket(b)) })
+	return out
 }

@@ -28,7 +28,9 @@ func init() {
 				"parallelism, key type, states with kind, value type, map key type, namespace, TTL, timer\n" +
 				"queues, operator states); serializer snapshots are written as Flink writes them for the\n" +
 				"declared types. A SQL group aggregate is declared by its compiled plan and exec node\n" +
-				"(plan: job.plan.json, node: 3): uid, RowData key and accumulator types come from the plan.\n" +
+				"(plan: job.plan.json, node: 3): uid, RowData key and accumulator types come from the plan,\n" +
+				"with the keyed states of its data views (COUNT DISTINCT's distinctAcc_<n>, MIN/MAX over\n" +
+				"retractions' agg<i>$map); a view's field in the accumulator row is {\"dataView\": \"MapView\"}.\n" +
 				"The layout of a declaration is in the README (savepoint create --spec).",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "like", Usage: "the savepoint whose operators, types and parallelism DST takes"},
