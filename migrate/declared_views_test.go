@@ -72,17 +72,50 @@ func createSQLViewsSpec(t *testing.T) (dst, expect string) {
 		t.Fatal(err)
 	}
 	dst, _ = run(t, declare(t, readSpec(t, viewsSpec)), Options{}, &Load{Data: data})
-	emit := func(kind string, id, k, v int64) map[string]any {
-		return map[string]any{"emit": "src", "kind": kind, "row": []int64{id, k, v}}
-	}
-	steps := []any{emit("+I", 100, 1, 8), emit("+I", 100, 1, 2), emit("-D", 100, 1, 2),
-		emit("+I", 200, 7, 40), emit("-D", 200, 7, 40), emit("+I", 300, 99, 1)}
+	steps := []any{viewsEmit("+I", 100, 1, 8), viewsEmit("+I", 100, 1, 2), viewsEmit("-D", 100, 1, 2),
+		viewsEmit("+I", 200, 7, 40), viewsEmit("-D", 200, 7, 40), viewsEmit("+I", 300, 99, 1)}
 	rows := []string{"-U[1, 2, 21, 5]", "+U[1, 2, 29, 5]", "-U[1, 2, 29, 5]", "+U[1, 2, 21, 5]", "-U[1, 2, 21, 5]", "+U[1, 3, 23, 2]",
 		"-U[1, 3, 23, 2]", "+U[1, 2, 21, 5]", "-U[7, 1, 40, 40]", "+U[7, 1, 80, 40]", "-U[7, 1, 80, 40]", "+U[7, 1, 40, 40]", "+I[99, 1, 1, 1]"}
+	return dst, viewsExpect(t, "statecraft-declared DISTINCT and MIN-over-retraction views carried on", steps, rows)
+}
+
+// createSQLViewsLike creates a savepoint like Flink's of the data-view aggregate
+// (testdata/specs/sql-distinct-aggregate-savepoint: group 1 saw ids 1, 2, 3 with v 10, 20, 20;
+// group 2 id 4 with 7) from its dump (create --like: the views' entries, accState's RAW and
+// STRUCTURED fields, ChangelogNormalize's rows), and returns it with the expectation that Flink
+// executing the plan restored from it carries all of them on:
+//
+//	+I id 3 v 5   ChangelogNormalize retracts id 3's restored 20, then 5 is new     -U[1, 2, 50, 10] +U[1, 2, 30, 10]
+//	                                                                              -U[1, 2, 30, 10] +U[1, 3, 35, 5]
+//	-D id 3       retracts 5: the minimum falls back to the restored 10            -U[1, 3, 35, 5]  +U[1, 2, 30, 10]
+//	+I id 6 v 3   group 2: a new distinct value and minimum                        -U[2, 1, 7, 7]   +U[2, 2, 10, 3]
+func createSQLViewsLike(t *testing.T) (dst, expect string) {
+	t.Helper()
+	src := filepath.Join("..", "testdata", "specs", viewsSpec+"-savepoint")
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ = run(t, src, Options{}, &Load{Data: data})
+	return dst, viewsExpect(t, "statecraft-created (create --like) DISTINCT and MIN-over-retraction views carried on",
+		[]any{viewsEmit("+I", 3, 1, 5), viewsEmit("-D", 3, 1, 5), viewsEmit("+I", 6, 2, 3)},
+		[]string{"-U[1, 2, 50, 10]", "+U[1, 2, 30, 10]", "-U[1, 2, 30, 10]", "+U[1, 3, 35, 5]", "-U[1, 3, 35, 5]", "+U[1, 2, 30, 10]",
+			"-U[2, 1, 7, 7]", "+U[2, 2, 10, 3]"})
+}
+
+// viewsEmit is a step emitting the row (id, k, v) of kind into the aggregate's upsert source.
+func viewsEmit(kind string, id, k, v int64) map[string]any {
+	return map[string]any{"emit": "src", "kind": kind, "row": []int64{id, k, v}}
+}
+
+// viewsExpect is a judge-savepoints expectation: Flink executes the data-view aggregate's plan
+// restored from the savepoint it is paired with, fed steps, and its sink receives rows.
+func viewsExpect(t *testing.T, description string, steps []any, rows []string) string {
+	t.Helper()
 	dir := t.TempDir()
 	specFile := filepath.Join(dir, "spec.json")
 	writeJSON(t, specFile, map[string]any{
-		"description":  "statecraft-declared DISTINCT and MIN-over-retraction views carried on",
+		"description":  description,
 		"settleMillis": 200,
 		"after":        map[string]any{"steps": steps, "expect": map[string]any{"agg_out": rows}},
 	})
@@ -90,9 +123,9 @@ func createSQLViewsSpec(t *testing.T) (dst, expect string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expect = filepath.Join(dir, "expect.json")
+	expect := filepath.Join(dir, "expect.json")
 	writeJSON(t, expect, map[string]any{"plan": plan, "spec": specFile})
-	return dst, expect
+	return expect
 }
 
 // TestLoadSpecSQLViews: the aggregate with views declared by its plan and loaded with the dump of

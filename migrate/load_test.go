@@ -256,7 +256,8 @@ func loadRefused(t *testing.T, src, name, text, want string) {
 // same aggregate declared by its plan (testdata/specs/sql-group-aggregate.yaml) and loaded with
 // accumulators no job produced, carried on under EXECUTE PLAN (createSQLSpec), and the COUNT
 // DISTINCT, SUM and MIN-over-retraction aggregate of testdata/specs/sql-distinct-aggregate.yaml
-// loaded with data views no job produced, carried on likewise (createSQLViewsSpec); savepoints
+// loaded with data views no job produced, carried on likewise (createSQLViewsSpec), and created
+// --like Flink's savepoint of it from its dump (createSQLViewsLike); savepoints
 // declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
 // dumps, finding exactly their state; a savepoint whose entries were deleted by predicate
 // (migrate patch --delete-where), finding exactly the rest; one declared with a state's type
@@ -294,6 +295,10 @@ func TestOracleWrite(t *testing.T) {
 	// by its plan and loaded with views of its own: a seen value must not count again, a new one
 	// must, and a retracted minimum must fall back to the loaded one (createSQLViewsSpec).
 	dst, planExpect = createSQLViewsSpec(t)
+	args = append(args, dst, planExpect)
+	// The same aggregate's Flink savepoint dumped and created again (create --like), its
+	// ChangelogNormalize rows and views retracted from.
+	dst, planExpect = createSQLViewsLike(t)
 	args = append(args, dst, planExpect)
 	// Declared savepoints (testdata/specs) judged by the expectations of the fixtures they
 	// declare; the last declares score as Long where the job has Integer, and must be refused.

@@ -123,38 +123,31 @@ func (w *javaStream) object(c *javaClass, values func()) {
 	values()
 }
 
-// singleton writes the one instance of class c (NullSerializer.INSTANCE): new the first time, a
-// back reference after that.
-func (w *javaStream) singleton(c *javaClass) {
-	k := handleKey{"singleton", c.name}
+// described writes a new content of kind tag (TC_OBJECT, TC_ENUM, TC_CLASS) known as k: the tag,
+// its class descriptor and its handle; or a back reference when k has one, reporting false.
+func (w *javaStream) described(k handleKey, tag byte, c *javaClass) bool {
 	if w.ref(k) {
-		return
+		return false
 	}
-	w.b = append(w.b, tcObject)
+	w.b = append(w.b, tag)
 	w.classDesc(c)
 	w.assign(k)
+	return true
+}
+
+// singleton writes the one instance of class c (NullSerializer.INSTANCE), which has no field
+// values: new the first time, a back reference after that.
+func (w *javaStream) singleton(c *javaClass) {
+	w.described(handleKey{"singleton", c.name}, tcObject, c)
 }
 
 func (w *javaStream) enum(c *javaClass, name string) {
-	k := handleKey{"enum " + c.name, name}
-	if w.ref(k) {
-		return
+	if w.described(handleKey{"enum " + c.name, name}, tcEnum, c) {
+		w.str(name)
 	}
-	w.b = append(w.b, tcEnum)
-	w.classDesc(c)
-	w.assign(k)
-	w.str(name)
 }
 
-func (w *javaStream) class(c *javaClass) {
-	k := handleKey{"class", c.name}
-	if w.ref(k) {
-		return
-	}
-	w.b = append(w.b, tcClass)
-	w.classDesc(c)
-	w.assign(k)
-}
+func (w *javaStream) class(c *javaClass) { w.described(handleKey{"class", c.name}, tcClass, c) }
 
 // Flink 2.3.0's classes (serialVersionUIDs as serialver reports them, field lists as the
 // descriptors in the savepoints Flink wrote).

@@ -19,14 +19,7 @@ import (
 func TestLogicalTypeStreamsAreFlinks(t *testing.T) {
 	magic := []byte{0xAC, 0xED, 0x00, 0x05, tcObject, tcClassDesc}
 	seen := map[string]int{}
-	err := filepath.WalkDir(filepath.Join("..", "..", "testdata"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	eachTestdataFile(t, func(path string, b []byte) {
 		for i := bytes.Index(b, magic); i >= 0; {
 			sql, ok := LogicalTypeSQL(b[i:])
 			if ok {
@@ -43,11 +36,7 @@ func TestLogicalTypeStreamsAreFlinks(t *testing.T) {
 			}
 			i += 1 + j
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var kinds []string
 	for sql := range seen {
 		kinds = append(kinds, sql)
@@ -89,18 +78,11 @@ func TestDeclareRowDataRefusals(t *testing.T) {
 func TestExternalDataTypesAreFlinks(t *testing.T) {
 	magic := append([]byte{0xAC, 0xED, 0x00, 0x05, tcObject, tcClassDesc, 0, 43}, "org.apache.flink.table.types.AtomicDataType"...)
 	seen := map[string]int{}
-	err := filepath.WalkDir(filepath.Join("..", "..", "testdata"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	eachTestdataFile(t, func(path string, b []byte) {
 		for off := 0; ; {
 			i := bytes.Index(b[off:], magic)
 			if i < 0 {
-				return nil
+				return
 			}
 			off += i
 			s := &javaSerSkipper{r: javaio.NewBytesReader(b[off:], path, 0), field: "dataType"}
@@ -131,11 +113,27 @@ func TestExternalDataTypesAreFlinks(t *testing.T) {
 			seen[sql+" as "+cls.name]++
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("compared: %v", seen)
 	if seen["BIGINT as java.lang.Long"] == 0 || seen["BIGINT NOT NULL as java.lang.Long"] == 0 || seen["INT as java.lang.Integer"]+seen["INT NOT NULL as java.lang.Integer"] == 0 {
 		t.Fatalf("the fixtures hold too few data types to prove DeclareExternal: %v", seen)
+	}
+}
+
+// eachTestdataFile calls fn with the path and bytes of every file under testdata.
+func eachTestdataFile(t *testing.T, fn func(path string, b []byte)) {
+	t.Helper()
+	err := filepath.WalkDir(filepath.Join("..", "..", "testdata"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fn(path, b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
