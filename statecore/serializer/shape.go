@@ -140,6 +140,8 @@ func shapeOf(s *Snapshot) *Shape {
 		return sh
 	case classRowData:
 		return rowDataShape(s)
+	case classExternal:
+		return nested(0) // the internal value (newCodec)
 	case classDecimalData:
 		return &Shape{Kind: ShapeDecimal}
 	case classTimestampData:
