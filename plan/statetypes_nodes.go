@@ -9,7 +9,7 @@ import (
 // State types of the exec nodes added after the first set (statetypes.go), each read from Flink
 // 2.3.0's runtime operators and checked against the serializer snapshots of savepoints Flink
 // took of them (testdata/upgrades/types-savepoints: top-n-update, dedup-rowtime-last,
-// window-session, group-window):
+// window-session, group-window, count-window):
 //
 //	node                          state                      value (TTL wrappers aside)
 //	rank (UpdateFast)             data-state-with-update     Map<Row<row key>, Tuple2<Row<input>, Integer>>
@@ -26,6 +26,9 @@ import (
 //	(GROUP BY TUMBLE/HOP/SESSION)                            and a COUNT(*) is added when the input
 //	                                                         updates), under TimeWindow;
 //	                              session-window-mapping     SESSION: as above
+//	group-window-aggregate        window-aggs,               Row<accumulators>, Long, under CountWindow;
+//	(Table API row-count TUMBLE)  trigger-count-<size>       (groupWindowTypes)
+//	                              tumble-count-assigner      Long, under VoidNamespace
 //
 // A merging window (SESSION) looks every window of its state up in session-window-mapping: state
 // a non-merging window wrote (window-aggs without a mapping) makes the restored job fail
@@ -61,7 +64,8 @@ func (n *Node) rowtimeDedupTypes(vals map[string]ValueType, cols []column) strin
 
 // windowNamespace: the window TVF aggregates that slice keep their state under the slice end
 // (Long), session windows under a TimeWindow; the legacy group window aggregate keeps a
-// TimeWindow for time windows (a CountWindow for row-count windows, not derived).
+// TimeWindow for time windows, a CountWindow for tumbling row-count windows (sliding ones: not
+// derived).
 func (n *Node) windowNamespace() string {
 	switch n.Name {
 	case "stream-exec-window-aggregate", "stream-exec-global-window-aggregate":
@@ -76,8 +80,18 @@ func (n *Node) windowNamespace() string {
 		if w.Get("kind").Str == "SESSION" || w.Get("isTimeWindow").Bool() {
 			return "TimeWindow"
 		}
+		if n.tumblingCountWindow() {
+			return "CountWindow"
+		}
 	}
 	return ""
+}
+
+// tumblingCountWindow: a legacy group window of a number of rows (the Table API's
+// Tumble.over(rowInterval(n)); "isTimeWindow": false, "size": n).
+func (n *Node) tumblingCountWindow() bool {
+	w := gjson.Get(n.Raw, "window")
+	return w.Get("kind").Str == "TUMBLING" && w.Get("isTimeWindow").Exists() && !w.Get("isTimeWindow").Bool() && w.Get("size").Type == gjson.Number
 }
 
 // mergingWindowStates adds a session window's window mapping.
@@ -98,8 +112,17 @@ func (n *Node) mergingWindowStates(st *StateTypes) {
 
 // groupWindowTypes: the legacy group window aggregate (WindowOperator) keeps its accumulators
 // per window; every call retracts when the input updates (needRetraction), which also adds a
-// COUNT(*). A session window adds its window mapping. "previous-aggs" (early or late firing)
-// is not derived.
+// COUNT(*). A session window adds its window mapping, a tumbling row-count window its counters:
+//
+//	state                    value               namespace
+//	window-aggs              Row<accumulators>   CountWindow (the window's number, a long)
+//	trigger-count-<size>     Long                CountWindow (the window's rows so far)
+//	tumble-count-assigner    Long                VoidNamespace (the key's rows so far)
+//
+// A sliding row-count window (slide-count-assigner, trigger-count-<slide>) is not derived.
+// "previous-aggs" (early or late firing) is not derived either: Flink keeps it when the job runs
+// with table.exec.emit.early-fire/late-fire enabled, which the compiled plan does not record
+// (StreamExecGroupWindowAggregate reads the emit strategy from the job's configuration).
 func (n *Node) groupWindowTypes(st *StateTypes) string {
 	args, why := n.inputColumns(0)
 	if why != "" {
@@ -111,6 +134,17 @@ func (n *Node) groupWindowTypes(st *StateTypes) string {
 	}
 	if gjson.Get(n.Raw, "window.kind").Str == "SESSION" {
 		n.mergingWindowStates(st)
+	}
+	if n.tumblingCountWindow() {
+		// CountTumblingWindowAssigner counts the key's rows (under VoidNamespace) to number
+		// its windows; the count trigger (ElementTriggers.CountElement) counts each window's.
+		long := ValueType{Kind: "Long"}
+		st.Values["tumble-count-assigner"] = long
+		st.Values[fmt.Sprintf("trigger-count-%d", gjson.Get(n.Raw, "window.size").Int())] = long
+		if st.StateNamespaces == nil {
+			st.StateNamespaces = map[string]string{}
+		}
+		st.StateNamespaces["tumble-count-assigner"] = "VoidNamespace"
 	}
 	return ""
 }

@@ -42,6 +42,9 @@ func TestStateTypesNodeVariants(t *testing.T) {
 		{"group-window", "GROUP BY TUMBLE", nil, "window-aggs", "Row<INT>", false, "", "TimeWindow"},
 		{"group-window", "GROUP BY SESSION", []string{`"kind" : "TUMBLING"`, `"kind" : "SESSION"`}, "session-window-mapping", "Map<TimeWindow, TimeWindow>", false, "", "TimeWindow"},
 		{"group-window", "count window", []string{`"isTimeWindow" : true`, `"isTimeWindow" : false`}, "window-aggs", "Row<INT>", false, "", ""},
+		{"count-window", "tumbling count window", nil, "trigger-count-2", "Long", false, "", "CountWindow"},
+		{"count-window", "its assigner", nil, "tumble-count-assigner", "Long", false, "", "CountWindow"},
+		{"count-window", "sliding count window", []string{`"kind" : "TUMBLING"`, `"kind" : "SLIDING"`}, "window-aggs", "Row<BIGINT, INT>", false, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.base+"/"+tc.name, func(t *testing.T) {
@@ -85,6 +88,12 @@ func TestStateTypesNodeVariants(t *testing.T) {
 			}
 			if tc.state == "session-window-mapping" && (st.NamespaceOf(tc.state) != "VoidNamespace" || st.Requires[tc.state].With != "window-aggs") {
 				t.Errorf("the window mapping: namespace %q, requires %+v", st.NamespaceOf(tc.state), st.Requires)
+			}
+			if tc.state == "tumble-count-assigner" && st.NamespaceOf(tc.state) != "VoidNamespace" {
+				t.Errorf("the count assigner's namespace %q, want VoidNamespace", st.NamespaceOf(tc.state))
+			}
+			if tc.name == "sliding count window" && len(st.Values) != 1 {
+				t.Errorf("a sliding count window: %v, want window-aggs alone (its counters are not derived)", st.Values)
 			}
 		})
 	}

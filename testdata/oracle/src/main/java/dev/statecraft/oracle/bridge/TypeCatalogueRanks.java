@@ -1,8 +1,8 @@
 package dev.statecraft.oracle.bridge;
 
 /**
- * The Top-1, first-N and row-number ranks and the aggregate functions of the catalogue's second
- * set (issue 18), run like {@link TypeCatalogueV23}'s cases (which registers them). To keep the
+ * The Top-1, first-N and row-number ranks, the aggregate functions and the row-count window of
+ * the catalogue's second set (issue 18), run like {@link TypeCatalogueV23}'s cases (which registers them). To keep the
  * oracle's time small, each base is ONE job computing many of them at once, and a case changes
  * one of them:
  *
@@ -18,6 +18,11 @@ package dev.statecraft.oracle.bridge;
  *       JSON_ARRAYAGG, MAX over DECIMAL and TIMESTAMP (map views keyed by DecimalData and
  *       TimestampData) and COUNT(DISTINCT) over DECIMAL and TIMESTAMP (distinct views keyed by
  *       them). Its own spec, types-specs/retract-more.json.
+ *   <li>{@code count-window}: the group aggregate program's aggregate in tumbling windows of two
+ *       rows per user (the legacy group window over a row count: CountWindow namespaces, the
+ *       trigger's and the assigner's counters), which only the Table API writes ({@link
+ *       dev.statecraft.oracle.plans.PlanCatalog#countWindowView}). Its own spec,
+ *       types-specs/count-window.json.
  * </ul>
  */
 final class TypeCatalogueRanks {
@@ -70,6 +75,19 @@ final class TypeCatalogueRanks {
                 + "  JSON_OBJECTAGG(KEY CAST(order_id AS STRING) VALUE amount) AS obj, JSON_ARRAYAGG(amount) AS arr,\n"
                 + "  MAX(CAST(amount AS DECIMAL(10, 2))) AS hi_dec, MAX(CAST(" + TS + " AS TIMESTAMP(3))) AS hi_ts,\n"
                 + "  COUNT(DISTINCT CAST(amount AS DECIMAL(12, 2))) AS n_dec, COUNT(DISTINCT CAST(" + TS + " AS TIMESTAMP(6))) AS n_ts FROM ("});
+
+        // A row-count window (the legacy group window, CountWindow namespaces; Table API only:
+        // PlanCatalog.countWindowView): tumbling windows of 2 orders per user. Its own spec,
+        // types-specs/count-window.json.
+        TypeCatalogueV23.BASES.put("count-window", new String[] {"group-aggregate",
+            "INSERT INTO agg_out\nSELECT user_id, COUNT(*) AS cnt, SUM(amount) AS total\nFROM orders\nGROUP BY user_id;",
+            "CREATE TEMPORARY VIEW cw AS COUNT WINDOW 2 ON pt OF orders GROUP BY user_id SELECT COUNT(order_id) AS cnt, SUM(amount) AS total;\n\n"
+                + "INSERT INTO agg_out\nSELECT user_id, cnt, total FROM cw;"});
+        TypeCatalogueV23.CASES.put("v23-count-window-same", new String[] {"count-window"});
+        TypeCatalogueV23.CASES.put("v23-count-window-sum-retyped", new String[] {"count-window", "SUM(amount) AS total", "SUM(order_id) AS total",
+            "SELECT user_id, cnt, total FROM cw", "SELECT user_id, cnt, CAST(total AS INT) AS total FROM cw"});
+        TypeCatalogueV23.CASES.put("v23-count-window-key-retyped", new String[] {"count-window", "  user_id BIGINT,\n  amount INT,\n  pt AS PROCTIME()",
+            "  user_id INT,\n  amount INT,\n  pt AS PROCTIME()"});
 
         TypeCatalogueV23.CASES.put("v23-ranks-same", new String[] {"ranks"});
         // Every rank's rows change type (not the first-N's counter); the sinks' amount columns too.
