@@ -1,12 +1,17 @@
 package migrate
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/statecraft/statecraft/statecore/keyed"
+	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
 // The SQL aggregate with state-backed data views (testdata/specs/sql-distinct-aggregate.sql:
@@ -131,8 +136,8 @@ func viewsExpect(t *testing.T, description string, steps []any, rows []string) s
 // TestLoadSpecSQLViews: the aggregate with views declared by its plan and loaded with the dump of
 // Flink's savepoint of it (testdata/specs/sql-distinct-aggregate-savepoint) holds exactly the
 // dumped entries (the views' map entries, RAW view fields and MIN's nested accumulator among
-// them); loaded with viewsLines, it holds what they say, the accumulator rows Flink wrote for the
-// same counts among them.
+// them), its accumulator rows Flink's byte for byte; and viewsLines of the counts Flink's groups
+// saw are the accumulator rows Flink wrote.
 func TestLoadSpecSQLViews(t *testing.T) {
 	flink := filepath.Join("..", "testdata", "specs", viewsSpec+"-savepoint")
 	var want []string
@@ -151,6 +156,17 @@ func TestLoadSpecSQLViews(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) || len(want) < 8 {
 		t.Fatalf("the declared savepoint holds\n%s\nFlink's\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The accumulator rows are Flink's byte for byte: the view fields' variable part (one zero
+	// byte) and MIN's nested row included.
+	flinkRows, ourRows := accRows(t, flink), accRows(t, dst)
+	if len(flinkRows) != 2 || len(ourRows) != len(flinkRows) {
+		t.Fatalf("%d accumulator rows declared, Flink wrote %d", len(ourRows), len(flinkRows))
+	}
+	for key, raw := range flinkRows {
+		if !bytes.Equal(ourRows[key], raw) {
+			t.Errorf("key %s: accumulator row\n%x\nFlink wrote\n%x", key, ourRows[key], raw)
+		}
 	}
 	// Flink's group 1 saw 10 once and 20 twice, group 2 7 once: the same counts as data lines
 	// give Flink's accumulator rows.
@@ -193,4 +209,37 @@ func TestLoadSpecSQLViewsRefusals(t *testing.T) {
 			loadRefused(t, empty, "data.jsonl", strings.Join(bad, "\n")+"\n", tc.want)
 		})
 	}
+}
+
+// accRows are the BinaryRowData bytes of the data-view aggregate's accState rows in savepoint dir,
+// by key.
+func accRows(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	sp := open(t, dir)
+	out := map[string][]byte{}
+	for _, op := range sp.Metadata.Operators {
+		if op.UID != "6_group-aggregate" {
+			continue
+		}
+		subs, closeAll, err := keyed.OpenSubtasks(sp, op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeAll()
+		for _, sub := range subs {
+			err := sub.Records(func(state string) bool { return state == "accState" }, func(r keyed.Record) error {
+				row, ok := r.Value.(serializer.BinaryRow)
+				if !ok {
+					return fmt.Errorf("accState value %T, want a BinaryRow", r.Value)
+				}
+				k, err := json.Marshal(r.Key)
+				out[string(k)] = row.Raw
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out
 }
