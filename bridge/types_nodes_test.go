@@ -50,10 +50,13 @@ var nodeWants = map[string]string{
 	// processing time, UpdateFast and retracting Top-1) and aggregates over retractions (LISTAGG
 	// with a separator, JSON_OBJECTAGG, JSON_ARRAYAGG, MAX and COUNT(DISTINCT) over DECIMAL and
 	// TIMESTAMP): the second set of derived states (rankMismatches below names each mismatch).
-	// A tumbling row-count window (the Table API's; CountWindow namespaces, its two counters).
+	// Row-count windows (the Table API's; CountWindow namespaces, their two counters), tumbling
+	// and sliding.
 	"v23-count-window-same":                         "",
 	"v23-count-window-sum-retyped":                  "type-incompatible", // window-aggs Row<BIGINT, INT> -> Row<BIGINT, BIGINT>
 	"v23-count-window-key-retyped":                  "type-incompatible",
+	"v23-count-window-slide-same":                   "",
+	"v23-count-window-slide-sum-retyped":            "type-incompatible",
 	"v23-ranks-same":                                "",
 	"v23-ranks-amount-retyped":                      "type-incompatible", // every rank's rows (not the first-N's counter)
 	"v23-ranks-top1-to-top2":                        "",                  // Top1-Rank-State restored unread, the Top-2 starts empty: wrong rows
@@ -76,6 +79,7 @@ func TestTypeCatalogueNamesMismatches(t *testing.T) {
 			"3/data-state-with-append", "5/Top1-Rank-State", "7/Top1-Rank-State"},
 		"v23-retract-more-listagg-no-separator":         {"7/accState"},
 		"v23-count-window-sum-retyped":                  {"3/window-aggs"},
+		"v23-count-window-slide-sum-retyped":            {"3/window-aggs"},
 		"v23-retract-more-distinct-decimal-scale":       {"7/distinctAcc_0"},
 		"v23-retract-more-distinct-timestamp-precision": {"7/distinctAcc_1"},
 	} {

@@ -87,16 +87,18 @@ func TestTypeSavepointsRead(t *testing.T) {
 		// The second set: a first-N's counter, LISTAGG with a separator and the JSON
 		// functions' views, data views keyed by DECIMAL and TIMESTAMP values with their
 		// precision (Flink refuses another: v23-retract-more-distinct-*).
-		"count-window/trigger-count-2":       "Long",
-		"count-window/tumble-count-assigner": "Long",
-		"ranks/counterState":                 "Integer",
-		"retract-more/agg2$retractList":      "List<External<StringData>>",
-		"retract-more/agg3$map":              "Map<External<StringData>, External<StringData>>",
-		"retract-more/agg4$list":             "List<External<StringData>>",
-		"retract-more/agg5$map":              "Map<External<DecimalData(10, 2)>, External<Long>>",
-		"retract-more/agg6$map":              "Map<External<TimestampData(3)>, External<Long>>",
-		"retract-more/distinctAcc_0":         "Map<External<DecimalData(12, 2)>, External<Long>>",
-		"retract-more/distinctAcc_1":         "Map<External<TimestampData(6)>, External<Long>>",
+		"count-window/trigger-count-2":            "Long",
+		"count-window/tumble-count-assigner":      "Long",
+		"count-window-slide/slide-count-assigner": "Long",
+		"count-window-slide/trigger-count-2":      "Long",
+		"ranks/counterState":                      "Integer",
+		"retract-more/agg2$retractList":           "List<External<StringData>>",
+		"retract-more/agg3$map":                   "Map<External<StringData>, External<StringData>>",
+		"retract-more/agg4$list":                  "List<External<StringData>>",
+		"retract-more/agg5$map":                   "Map<External<DecimalData(10, 2)>, External<Long>>",
+		"retract-more/agg6$map":                   "Map<External<TimestampData(3)>, External<Long>>",
+		"retract-more/distinctAcc_0":              "Map<External<DecimalData(12, 2)>, External<Long>>",
+		"retract-more/distinctAcc_1":              "Map<External<TimestampData(6)>, External<Long>>",
 	} {
 		if seen[state] != want {
 			t.Errorf("%s: savepoint holds %q, want %q", state, seen[state], want)

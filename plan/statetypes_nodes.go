@@ -9,7 +9,7 @@ import (
 // State types of the exec nodes added after the first set (statetypes.go), each read from Flink
 // 2.3.0's runtime operators and checked against the serializer snapshots of savepoints Flink
 // took of them (testdata/upgrades/types-savepoints: top-n-update, dedup-rowtime-last,
-// window-session, group-window, count-window):
+// window-session, group-window, count-window, count-window-slide):
 //
 //	node                          state                      value (TTL wrappers aside)
 //	rank (UpdateFast)             data-state-with-update     Map<Row<row key>, Tuple2<Row<input>, Integer>>
@@ -27,8 +27,8 @@ import (
 //	                                                         updates), under TimeWindow;
 //	                              session-window-mapping     SESSION: as above
 //	group-window-aggregate        window-aggs,               Row<accumulators>, Long, under CountWindow;
-//	(Table API row-count TUMBLE)  trigger-count-<size>       (groupWindowTypes)
-//	                              tumble-count-assigner      Long, under VoidNamespace
+//	(Table API row-count windows) trigger-count-<size>       (groupWindowTypes)
+//	                              {tumble,slide}-count-assigner Long, under VoidNamespace
 //
 // A merging window (SESSION) looks every window of its state up in session-window-mapping: state
 // a non-merging window wrote (window-aggs without a mapping) makes the restored job fail
@@ -64,8 +64,7 @@ func (n *Node) rowtimeDedupTypes(vals map[string]ValueType, cols []column) strin
 
 // windowNamespace: the window TVF aggregates that slice keep their state under the slice end
 // (Long), session windows under a TimeWindow; the legacy group window aggregate keeps a
-// TimeWindow for time windows, a CountWindow for tumbling row-count windows (sliding ones: not
-// derived).
+// TimeWindow for time windows, a CountWindow for row-count windows.
 func (n *Node) windowNamespace() string {
 	switch n.Name {
 	case "stream-exec-window-aggregate", "stream-exec-global-window-aggregate":
@@ -80,18 +79,32 @@ func (n *Node) windowNamespace() string {
 		if w.Get("kind").Str == "SESSION" || w.Get("isTimeWindow").Bool() {
 			return "TimeWindow"
 		}
-		if n.tumblingCountWindow() {
+		if _, _, ok := n.countWindow(); ok {
 			return "CountWindow"
 		}
 	}
 	return ""
 }
 
-// tumblingCountWindow: a legacy group window of a number of rows (the Table API's
-// Tumble.over(rowInterval(n)); "isTimeWindow": false, "size": n).
-func (n *Node) tumblingCountWindow() bool {
+// countWindow: a legacy group window of a number of rows (the Table API's
+// Tumble.over(rowInterval(n)), "isTimeWindow": false, "size": n, or Slide.over(rowInterval(n))
+// .every(rowInterval(m)), also "slide": m) counts the key's rows in its assigner's state and
+// fires a window once `every` rows reached it: the size, for a sliding window too
+// (WindowOperatorBuilder.countWindow gives both ElementTriggers.count(size)).
+func (n *Node) countWindow() (assigner string, every int64, ok bool) {
 	w := gjson.Get(n.Raw, "window")
-	return w.Get("kind").Str == "TUMBLING" && w.Get("isTimeWindow").Exists() && !w.Get("isTimeWindow").Bool() && w.Get("size").Type == gjson.Number
+	if t := w.Get("isTimeWindow"); !t.Exists() || t.Bool() || w.Get("size").Type != gjson.Number {
+		return "", 0, false
+	}
+	switch w.Get("kind").Str {
+	case "TUMBLING":
+		return "tumble-count-assigner", w.Get("size").Int(), true
+	case "SLIDING":
+		if w.Get("slide").Type == gjson.Number {
+			return "slide-count-assigner", w.Get("size").Int(), true
+		}
+	}
+	return "", 0, false
 }
 
 // mergingWindowStates adds a session window's window mapping.
@@ -112,14 +125,15 @@ func (n *Node) mergingWindowStates(st *StateTypes) {
 
 // groupWindowTypes: the legacy group window aggregate (WindowOperator) keeps its accumulators
 // per window; every call retracts when the input updates (needRetraction), which also adds a
-// COUNT(*). A session window adds its window mapping, a tumbling row-count window its counters:
+// COUNT(*). A session window adds its window mapping, a row-count window its counters:
 //
 //	state                    value               namespace
 //	window-aggs              Row<accumulators>   CountWindow (the window's number, a long)
-//	trigger-count-<size>     Long                CountWindow (the window's rows so far)
-//	tumble-count-assigner    Long                VoidNamespace (the key's rows so far)
+//	trigger-count-<size>     Long                CountWindow (the window's rows since it fired;
+//	                                             the size, sliding windows too)
+//	tumble-count-assigner,   Long                VoidNamespace (the key's rows so far)
+//	slide-count-assigner
 //
-// A sliding row-count window (slide-count-assigner, trigger-count-<slide>) is not derived.
 // "previous-aggs" (early or late firing) is not derived either: Flink keeps it when the job runs
 // with table.exec.emit.early-fire/late-fire enabled, which the compiled plan does not record
 // (StreamExecGroupWindowAggregate reads the emit strategy from the job's configuration).
@@ -135,16 +149,17 @@ func (n *Node) groupWindowTypes(st *StateTypes) string {
 	if gjson.Get(n.Raw, "window.kind").Str == "SESSION" {
 		n.mergingWindowStates(st)
 	}
-	if n.tumblingCountWindow() {
-		// CountTumblingWindowAssigner counts the key's rows (under VoidNamespace) to number
-		// its windows; the count trigger (ElementTriggers.CountElement) counts each window's.
+	if assigner, every, ok := n.countWindow(); ok {
+		// Count{Tumbling,Sliding}WindowAssigner counts the key's rows (under VoidNamespace)
+		// to number its windows; the count trigger (ElementTriggers.CountElement) counts each
+		// window's.
 		long := ValueType{Kind: "Long"}
-		st.Values["tumble-count-assigner"] = long
-		st.Values[fmt.Sprintf("trigger-count-%d", gjson.Get(n.Raw, "window.size").Int())] = long
+		st.Values[assigner] = long
+		st.Values[fmt.Sprintf("trigger-count-%d", every)] = long
 		if st.StateNamespaces == nil {
 			st.StateNamespaces = map[string]string{}
 		}
-		st.StateNamespaces["tumble-count-assigner"] = "VoidNamespace"
+		st.StateNamespaces[assigner] = "VoidNamespace"
 	}
 	return ""
 }

@@ -22,7 +22,7 @@ package dev.statecraft.oracle.bridge;
  *       rows per user (the legacy group window over a row count: CountWindow namespaces, the
  *       trigger's and the assigner's counters), which only the Table API writes ({@link
  *       dev.statecraft.oracle.plans.PlanCatalog#countWindowView}). Its own spec,
- *       types-specs/count-window.json.
+ *       types-specs/count-window.json; {@code count-window-slide}, the same over sliding windows.
  * </ul>
  */
 final class TypeCatalogueRanks {
@@ -83,6 +83,15 @@ final class TypeCatalogueRanks {
             "INSERT INTO agg_out\nSELECT user_id, COUNT(*) AS cnt, SUM(amount) AS total\nFROM orders\nGROUP BY user_id;",
             "CREATE TEMPORARY VIEW cw AS COUNT WINDOW 2 ON pt OF orders GROUP BY user_id SELECT COUNT(order_id) AS cnt, SUM(amount) AS total;\n\n"
                 + "INSERT INTO agg_out\nSELECT user_id, cnt, total FROM cw;"});
+        // The same over sliding windows of 2 rows every row (slide-count-assigner,
+        // trigger-count-1). Its own spec, types-specs/count-window-slide.json.
+        TypeCatalogueV23.BASES.put("count-window-slide", new String[] {"group-aggregate",
+            "INSERT INTO agg_out\nSELECT user_id, COUNT(*) AS cnt, SUM(amount) AS total\nFROM orders\nGROUP BY user_id;",
+            "CREATE TEMPORARY VIEW cw AS COUNT WINDOW 2 SLIDE 1 ON pt OF orders GROUP BY user_id SELECT COUNT(order_id) AS cnt, SUM(amount) AS total;\n\n"
+                + "INSERT INTO agg_out\nSELECT user_id, cnt, total FROM cw;"});
+        TypeCatalogueV23.CASES.put("v23-count-window-slide-same", new String[] {"count-window-slide"});
+        TypeCatalogueV23.CASES.put("v23-count-window-slide-sum-retyped", new String[] {"count-window-slide", "SUM(amount) AS total", "SUM(order_id) AS total",
+            "SELECT user_id, cnt, total FROM cw", "SELECT user_id, cnt, CAST(total AS INT) AS total FROM cw"});
         TypeCatalogueV23.CASES.put("v23-count-window-same", new String[] {"count-window"});
         TypeCatalogueV23.CASES.put("v23-count-window-sum-retyped", new String[] {"count-window", "SUM(amount) AS total", "SUM(order_id) AS total",
             "SELECT user_id, cnt, total FROM cw", "SELECT user_id, cnt, CAST(total AS INT) AS total FROM cw"});
