@@ -39,7 +39,7 @@ func keyedLines(t *testing.T, sp *savepoint.Savepoint, op *metadata.OperatorStat
 // ones, record for record, in the same subtasks' key-group ranges; the savepoint properties say
 // CANONICAL. cmd/statecraft's dump tests prove the native records are the State Processor API's.
 func TestConvertNative(t *testing.T) {
-	dirs := []string{"native-rocksdb", "native-types-incremental", "native-ttl-inline", "native-window-maxpar-256", "native-rescaled", "native-named-window", "native-ttl-compaction",
+	dirs := []string{"native-rocksdb", "native-types-incremental", "native-ttl-inline", "native-window-maxpar-256", "native-rescaled", "native-named-window", "native-ttl-compaction", "native-slot-window",
 		"../flink-1.20/savepoints/native-rocksdb", "../flink-1.20/savepoints/native-types-incremental",
 		"../flink-1.20/savepoints/native-named-window", "../flink-1.20/savepoints/native-ttl-inline", "../flink-1.20/savepoints/native-window-maxpar-256",
 		"../flink-1.20/savepoints/native-rescaled"}

@@ -62,7 +62,7 @@ func (p *headerParts) build(metas [][]byte, name string) (*keyed.Header, error) 
 	for _, m := range metas {
 		b.Write(m)
 	}
-	h, err := keyed.ReadHeader(bytes.NewReader(b.Bytes()), name)
+	h, err := keyed.ReadHeaderUpTo(bytes.NewReader(b.Bytes()), name, int64(b.Len()))
 	if err != nil {
 		return nil, fmt.Errorf("rebuilt header: %w", err)
 	}

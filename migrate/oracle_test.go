@@ -184,6 +184,8 @@ var convertFixtures = []struct{ fixture, readWith, expect string }{
 	{"native-rescaled", "hashmap", ""}, // range tombstones and out-of-range keys
 	// String keys, a user-defined window namespace (both variable-length: lengths after each)
 	{"native-named-window", "hashmap", ""},
+	// a user-defined window whose serializer snapshot is a SimpleTypeSerializerSnapshot (empty payload)
+	{"native-slot-window", "rocksdb", ""},
 	// TTL states cleaned up by RocksDB's compaction filter, every short-TTL entry expired
 	{"native-ttl-compaction", "rocksdb", ""},
 	// a job's retained incremental checkpoint directory, read at its latest chk-N

@@ -222,7 +222,7 @@ func (s *session) patchSubtask(lo *loadOp, kh *metadata.KeyGroupsHandle, cur *pa
 		return nil, err
 	}
 	defer c.Close()
-	h, err := keyed.ReadHeader(io.NewSectionReader(ra, 0, size), name)
+	h, err := keyed.ReadHeaderUpTo(io.NewSectionReader(ra, 0, size), name, keyed.HeaderEnd(kh, size))
 	if err != nil {
 		return nil, err
 	}

@@ -264,7 +264,7 @@ func (r *Rescale) rescaleOperator(s *session, op *metadata.OperatorState) (*Oper
 		}
 		x := &source{name: name, r: ra, size: size, closer: c, handle: kh, ends: keyed.BlockEnds(kh.Offsets, size)}
 		srcs = append(srcs, x)
-		if x.header, err = keyed.ReadHeader(io.NewSectionReader(ra, 0, size), name); err != nil {
+		if x.header, err = keyed.ReadHeaderUpTo(io.NewSectionReader(ra, 0, size), name, keyed.HeaderEnd(kh, size)); err != nil {
 			return nil, err
 		}
 		hs = append(hs, x.header)

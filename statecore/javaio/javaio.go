@@ -120,6 +120,15 @@ func (r *Reader) FailAt(off int64, field, format string, args ...any) error {
 	return r.err
 }
 
+// FailWith records err as the cause of a format error at off (unless an error is already
+// recorded), for callers that need to recognise it (errors.As); its text is the message.
+func (r *Reader) FailWith(off int64, field string, err error) error {
+	if r.err == nil {
+		r.err = &FormatError{Name: r.name, Offset: off, Field: field, Err: err}
+	}
+	return r.err
+}
+
 func (r *Reader) fill(field string, n int) []byte {
 	if r.err != nil {
 		return nil

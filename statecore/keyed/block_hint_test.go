@@ -35,7 +35,7 @@ func TestReadBlockToSameAsReadBlock(t *testing.T) {
 	}
 	damaged := 0
 	for _, f := range keyedFixtures(t, nil) {
-		h, err := ReadHeader(bytes.NewReader(f.data), f.name)
+		h, err := f.header()
 		if err != nil {
 			t.Fatal(err)
 		}

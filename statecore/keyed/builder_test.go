@@ -23,7 +23,7 @@ func TestBlockBuilderSameAsWriteKeyGroup(t *testing.T) {
 	}
 	var cases []blocks
 	for _, f := range fixtures {
-		h, err := ReadHeader(bytes.NewReader(f.data), f.name)
+		h, err := f.header()
 		if err != nil {
 			t.Fatal(err)
 		}

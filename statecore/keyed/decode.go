@@ -207,18 +207,23 @@ func (d *Decoder) Decode(e *Entry) (Record, error) {
 		skipLengthSuffix(in, keyEnd-d.PrefixLen)
 	}
 	nsStart := in.Pos
-	if sd.ambiguous && !sd.Namespace.Known() && sd.Kind != "map" {
+	switch {
+	case sd.Kind == "map" && sd.UserKey != nil && !sd.Namespace.Known():
+		// An opaque namespace would take the user key too: the split is searched for.
+		r.Namespace, r.UserKey = splitOpaqueNamespace(in, sd, sd.ambiguous)
+	case sd.ambiguous && !sd.Namespace.Known():
 		// An opaque namespace would take every byte left, its length suffix too; but the
 		// suffix ends the key, and it says how long the namespace is.
 		r.Namespace = decodeBeforeSuffix(in, sd.Namespace)
-	} else {
-		r.Namespace = sd.Namespace.Decode(in)
-	}
-	if sd.ambiguous {
 		skipLengthSuffix(in, in.Pos-nsStart)
-	}
-	if sd.Kind == "map" && sd.UserKey != nil {
-		r.UserKey = sd.UserKey.Decode(in)
+	default:
+		r.Namespace = sd.Namespace.Decode(in)
+		if sd.ambiguous {
+			skipLengthSuffix(in, in.Pos-nsStart)
+		}
+		if sd.Kind == "map" && sd.UserKey != nil {
+			r.UserKey = sd.UserKey.Decode(in)
+		}
 	}
 	if err := checkEnd(in, "key"); err != nil {
 		return r, d.fail(e, "key", err)

@@ -2,10 +2,13 @@ package keyed
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/statecraft/statecraft/statecore/javaio"
+	"github.com/statecraft/statecraft/statecore/metadata"
 	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
@@ -112,6 +115,10 @@ func (m *StateMeta) Serializer(k string) *serializer.Snapshot {
 //	| i32 nSerializers | nSerializers x {UTF key, top-level serializer snapshot}|
 //	+------------------+--------------------------------------------------------+
 func ReadStateMeta(r *javaio.Reader, field string) *StateMeta {
+	return readStateMeta(r, field, nil)
+}
+
+func readStateMeta(r *javaio.Reader, field string, simple map[string]bool) *StateMeta {
 	m := &StateMeta{}
 	m.Name = r.UTF(field + ".name")
 	field = fmt.Sprintf("%s(%q)", field, m.Name)
@@ -129,7 +136,7 @@ func ReadStateMeta(r *javaio.Reader, field string) *StateMeta {
 	n = r.Count(field+".numSerializers", maxSerializersPerStates)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		k := r.UTF(field + ".serializer.key")
-		s := serializer.ReadTop(r, field+".serializer["+k+"]")
+		s := serializer.ReadTopAssuming(r, field+".serializer["+k+"]", simple)
 		m.Serializers = append(m.Serializers, NamedSnapshot{k, s})
 	}
 	if r.Err() != nil {
@@ -146,10 +153,33 @@ type Header struct {
 	States        []*StateMeta
 	// Raw is the header's bytes exactly as read; a writer that keeps every state copies them.
 	Raw []byte
+	// AssumedSimple are the serializer snapshot classes statecraft does not know that the header
+	// was read with as SimpleTypeSerializerSnapshot subclasses (empty payload): the only reading
+	// under which it parsed and ended where the snapshot says it ends (ReadHeaderUpTo).
+	AssumedSimple []string
 }
 
 // Size is the header's length in bytes: the offset of the first byte after it.
 func (h *Header) Size() int64 { return int64(len(h.Raw)) }
+
+// maxAssumedSimple bounds the unknown classes one header is read again for.
+const maxAssumedSimple = 16
+
+// HeaderEnd is where the header of a key-groups stream of size bytes ends: at the first key group
+// with data (the smallest offset above 0: Flink leaves 0 for a key group it wrote nothing for),
+// or at the end of the stream when no key group has any.
+func HeaderEnd(kh *metadata.KeyGroupsHandle, size int64) int64 {
+	first := int64(0)
+	for _, o := range kh.Offsets {
+		if o > 0 && (first == 0 || o < first) {
+			first = o
+		}
+	}
+	if first == 0 {
+		return size
+	}
+	return first
+}
 
 // ReadHeader reads the header at the start of a keyed-state stream:
 //
@@ -158,24 +188,72 @@ func (h *Header) Size() int64 { return int64(len(h.Raw)) }
 //	+-------------------+----------------+------------------------+-------------+--------------------+
 //
 // name is used in errors. src is read only as far as the header goes (plus buffering).
+//
+// A serializer snapshot of a class statecraft does not know stops the read, since its payload has
+// no length (ReadHeaderUpTo reads a user's simple snapshot when the header's end is known).
 func ReadHeader(src io.Reader, name string) (*Header, error) {
-	var rec recorder
-	rec.r = io.LimitReader(src, maxHeader)
-	r := javaio.NewReader(&rec, name, 0)
+	return ReadHeaderUpTo(src, name, -1)
+}
+
+// ReadHeaderUpTo is ReadHeader for a header the snapshot says ends at byte end (the size of a
+// native snapshot's meta data file, HeaderEnd of a key-groups stream; -1: unknown). A user's
+// SimpleTypeSerializerSnapshot subclass (a custom window's serializer, say) writes an empty
+// payload; a snapshot of an unknown class that may be one (UnknownSnapshotError.EmptyPossible)
+// makes the header be read again from the start with its payload taken as empty. That reading is
+// kept only when the whole header parses under it and ends exactly at end (AssumedSimple names
+// the classes); else the error says what the assumption led to.
+func ReadHeaderUpTo(src io.Reader, name string, end int64) (*Header, error) {
+	rec := &recorder{r: io.LimitReader(src, maxHeader)}
+	var simple map[string]bool
+	for {
+		h, err := readHeader(rec, name, simple)
+		if err == nil && len(simple) > 0 && h.Size() != end {
+			err = fmt.Errorf("%s: the keyed header ends at byte %d, but the snapshot puts its end at %d", name, h.Size(), end)
+		}
+		var u *serializer.UnknownSnapshotError
+		if err == nil || !errors.As(err, &u) || !u.EmptyPossible || end < 0 || simple[u.Class] || len(simple) >= maxAssumedSimple {
+			if err != nil && len(simple) > 0 {
+				return nil, fmt.Errorf("%w (read with %q as SimpleTypeSerializerSnapshot subclasses, whose payload is empty: it is not, and its length is unknown)", err, sortedKeys(simple))
+			}
+			if h != nil {
+				h.AssumedSimple = sortedKeys(simple)
+			}
+			return h, err
+		}
+		if simple == nil {
+			simple = map[string]bool{}
+		}
+		simple[u.Class] = true
+		// Again from the first byte: the bytes read so far, then the rest of src.
+		rec = &recorder{r: io.MultiReader(bytes.NewReader(rec.buf.Bytes()), rec.r)}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func readHeader(rec *recorder, name string, simple map[string]bool) (*Header, error) {
+	r := javaio.NewReader(rec, name, 0)
 	h := &Header{}
 	h.Version = r.I32("keyedHeader.version")
 	if r.Err() == nil && h.Version != ProxyVersion {
 		r.FailAt(0, "keyedHeader.version", "keyed backend serialization proxy version %d, want %d (Flink 1.16 and later)", h.Version, ProxyVersion)
 	}
 	h.Compressed = r.Bool("keyedHeader.compression")
-	h.KeySerializer = serializer.ReadTop(r, "keyedHeader.keySerializer")
+	h.KeySerializer = serializer.ReadTopAssuming(r, "keyedHeader.keySerializer", simple)
 	off := r.Offset()
 	n := int(r.I16("keyedHeader.numStates"))
 	if r.Err() == nil && n < 0 {
 		r.FailAt(off, "keyedHeader.numStates", "negative state count %d", n)
 	}
 	for i := 0; i < n && r.Err() == nil; i++ {
-		h.States = append(h.States, ReadStateMeta(r, fmt.Sprintf("keyedHeader.state[%d]", i)))
+		h.States = append(h.States, readStateMeta(r, fmt.Sprintf("keyedHeader.state[%d]", i), simple))
 	}
 	if err := r.Err(); err != nil {
 		return nil, err

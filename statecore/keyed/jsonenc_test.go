@@ -27,7 +27,7 @@ func referenceJSON(t testing.TB, r Record) ([]byte, error) {
 func TestAppendJSONEqualsMarshalOnFixtures(t *testing.T) {
 	n := 0
 	for _, f := range keyedFixtures(t, nil) {
-		h, err := ReadHeader(bytes.NewReader(f.data), f.name)
+		h, err := f.header()
 		if err != nil {
 			t.Fatal(err)
 		}

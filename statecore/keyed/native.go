@@ -75,7 +75,8 @@ func openNative(sp *savepoint.Savepoint, op *metadata.OperatorState, st *metadat
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: meta state: %w", label, err)
 	}
-	hdr, err := ReadHeader(io.NewSectionReader(ms, 0, ms.Size()), ms.Name)
+	// The meta data file holds the header alone.
+	hdr, err := ReadHeaderUpTo(io.NewSectionReader(ms, 0, ms.Size()), ms.Name, ms.Size())
 	ms.Close()
 	if err != nil {
 		return nil, nil, err

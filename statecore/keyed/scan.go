@@ -76,7 +76,7 @@ func OpenSubtasks(sp *savepoint.Savepoint, op *metadata.OperatorState) ([]*Subta
 			return nil, nil, fmt.Errorf("operator %s subtask %d keyed state: %w", op.ID, st.Index, err)
 		}
 		closers = append(closers, s.Close)
-		h, err := ReadHeader(io.NewSectionReader(s, 0, s.Size()), s.Name)
+		h, err := ReadHeaderUpTo(io.NewSectionReader(s, 0, s.Size()), s.Name, HeaderEnd(kh, s.Size()))
 		if err != nil {
 			closeAll()
 			return nil, nil, err

@@ -17,7 +17,7 @@ func TestStreamSameAsWriteKeyGroup(t *testing.T) {
 	}
 	groups, blocks := 0, 0
 	for _, f := range fixtures {
-		h, err := ReadHeader(bytes.NewReader(f.data), f.name)
+		h, err := f.header()
 		if err != nil {
 			t.Fatal(err)
 		}

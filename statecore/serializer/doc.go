@@ -16,7 +16,11 @@
 // unreadable: ReadTop fails with the class name and its offset rather than guessing. One
 // exception: a user's CompositeTypeSerializerSnapshot subclass with no outer snapshot (version 3,
 // the composite magic, then straight after the outer version the nested-serializers magic) is
-// read with its nested snapshots; its values are opaque.
+// read with its nested snapshots; its values are opaque. Another: an unknown class of version 3
+// with no composite magic after it may be a user's SimpleTypeSerializerSnapshot subclass, whose
+// payload is empty; ReadTop fails with an UnknownSnapshotError saying so, and a caller that knows
+// where its stream ends may read again with ReadTopAssuming (keyed.ReadHeaderUpTo does, and keeps
+// the reading only when the header then ends there).
 //
 // # Payloads (versions checked with javap against the Flink 2.3.0 jars)
 //

@@ -381,7 +381,7 @@ func (s *javaSerSkipper) value(code byte) any {
 //	| i32 n | n x LogicalType as a complete Java        | NestedSerializersSnapshotDelegate |
 //	|       | serialization stream (AC ED 00 05 ...)    | (the n field serializers)        |
 //	+-------+-------------------------------------------+----------------------------------+
-func readRowData(r *javaio.Reader, s *Snapshot, field string, depth int) {
+func readRowData(r *javaio.Reader, s *Snapshot, field string, c readCtx) {
 	if s.Version != 3 {
 		r.FailAt(s.Offset, field, "RowData snapshot version %d, want 3", s.Version)
 		return
@@ -393,7 +393,7 @@ func readRowData(r *javaio.Reader, s *Snapshot, field string, depth int) {
 	if r.Err() != nil {
 		return
 	}
-	s.Nested = readDelegate(r, field, depth)
+	s.Nested = readDelegate(r, field, c)
 	if r.Err() == nil && len(s.Nested) != n {
 		r.Failf(field, "RowData snapshot has %d types but %d field serializers", n, len(s.Nested))
 	}

@@ -16,6 +16,8 @@ const (
 	compositeMagic = 911108
 	// compositeVersion is CompositeTypeSerializerSnapshot.getCurrentVersion() (final).
 	compositeVersion = 3
+	// simpleVersion is SimpleTypeSerializerSnapshot's current version, whose payload is empty.
+	simpleVersion = 3
 	// nestedDelegateMagic opens NestedSerializersSnapshotDelegate.
 	nestedDelegateMagic = 1333245
 	// optionalMapHeader opens a LinkedOptionalMapSerializer map (POJO snapshots).
@@ -119,16 +121,7 @@ func (s *Snapshot) Short() string {
 // The payload has no length, so an unknown class stops the read: the bytes after it cannot be
 // found without understanding it.
 func ReadTop(r *javaio.Reader, field string) *Snapshot {
-	off := r.Offset()
-	v := r.I32(field + ".envelopeVersion")
-	if r.Err() != nil {
-		return nil
-	}
-	if v != TopLevelEnvelopeVersion {
-		r.FailAt(off, field, "serializer snapshot envelope version %d, want %d (Flink 1.7+)", v, TopLevelEnvelopeVersion)
-		return nil
-	}
-	return ReadVersioned(r, field)
+	return ReadTopAssuming(r, field, nil)
 }
 
 // ReadVersioned reads a nested snapshot (TypeSerializerSnapshot.writeVersionedSnapshot): the
@@ -138,11 +131,52 @@ func ReadTop(r *javaio.Reader, field string) *Snapshot {
 //	| UTF class name | i32 version | payload |
 //	+----------------+-------------+---------+
 func ReadVersioned(r *javaio.Reader, field string) *Snapshot {
-	return readVersioned(r, field, 0)
+	return readVersioned(r, field, readCtx{})
 }
 
-func readVersioned(r *javaio.Reader, field string, depth int) *Snapshot {
-	if depth > maxNested {
+// ReadTopAssuming is ReadTop reading every snapshot of a class in simple, which this package does
+// not know, as a SimpleTypeSerializerSnapshot subclass of version 3: its payload empty. Only the
+// caller can tell whether that holds (the rest of its stream must then read as it should); see
+// UnknownSnapshotError.
+func ReadTopAssuming(r *javaio.Reader, field string, simple map[string]bool) *Snapshot {
+	off := r.Offset()
+	v := r.I32(field + ".envelopeVersion")
+	if r.Err() != nil {
+		return nil
+	}
+	if v != TopLevelEnvelopeVersion {
+		r.FailAt(off, field, "serializer snapshot envelope version %d, want %d (Flink 1.7+)", v, TopLevelEnvelopeVersion)
+		return nil
+	}
+	return readVersioned(r, field, readCtx{simple: simple})
+}
+
+// readCtx is what a read carries into nested snapshots: the nesting depth, and the unknown
+// classes to read as simple snapshots (ReadTopAssuming).
+type readCtx struct {
+	depth  int
+	simple map[string]bool
+}
+
+func (c readCtx) nested() readCtx { return readCtx{c.depth + 1, c.simple} }
+
+// UnknownSnapshotError is a snapshot class this package does not know, whose payload therefore
+// has no known length.
+type UnknownSnapshotError struct {
+	Class   string
+	Version int32
+	// EmptyPossible: the class may be a SimpleTypeSerializerSnapshot subclass (version 3, as
+	// SimpleTypeSerializerSnapshot writes, and no composite magic after it), whose payload is
+	// empty; a reader may try that (ReadTopAssuming) when the rest of its stream can prove it.
+	EmptyPossible bool
+}
+
+func (e *UnknownSnapshotError) Error() string {
+	return fmt.Sprintf("unknown serializer snapshot class %q (version %d): its payload has no length, so the rest of this header cannot be read", e.Class, e.Version)
+}
+
+func readVersioned(r *javaio.Reader, field string, c readCtx) *Snapshot {
+	if c.depth > maxNested {
 		r.Failf(field, "serializer snapshots nested deeper than %d", maxNested)
 		return nil
 	}
@@ -154,8 +188,13 @@ func readVersioned(r *javaio.Reader, field string, depth int) *Snapshot {
 	}
 	field = field + "<" + s.Short() + ">"
 	k, ok := kindOf(s.Class)
+	if !ok && c.simple[s.Class] && s.Version == simpleVersion {
+		s.Kind = KindSimple // a user's SimpleTypeSerializerSnapshot, as the caller assumes
+		s.End = r.Offset()
+		return s
+	}
 	if !ok {
-		if !readUserComposite(r, s, field, depth) {
+		if !readUserComposite(r, s, field, c) {
 			return nil
 		}
 		s.End = r.Offset()
@@ -172,15 +211,15 @@ func readVersioned(r *javaio.Reader, field string, depth int) *Snapshot {
 			r.FailAt(s.Offset, field, "simple snapshot version %d, want 2 or 3", s.Version)
 		}
 	case KindComposite:
-		readComposite(r, s, field, depth)
+		readComposite(r, s, field, c)
 	case KindPojo:
-		readPojo(r, s, field, depth)
+		readPojo(r, s, field, c)
 	case KindGeneric:
 		s.TypeClass = r.UTF(field + ".typeClass")
 	case KindEnum:
 		readEnum(r, s, field)
 	case KindRowData:
-		readRowData(r, s, field, depth)
+		readRowData(r, s, field, c)
 	case KindKryo:
 		readKryo(r, s, field)
 	case KindDecimalData:
@@ -202,7 +241,7 @@ func readVersioned(r *javaio.Reader, field string, depth int) *Snapshot {
 		}
 	case KindSortedMap:
 		s.LogicalTypes = append(s.LogicalTypes, skipJavaSerStream(r, field+".comparator"))
-		s.Nested = readDelegate(r, field, depth)
+		s.Nested = readDelegate(r, field, c)
 	}
 	if r.Err() != nil {
 		return nil
@@ -221,7 +260,7 @@ func readVersioned(r *javaio.Reader, field string, depth int) *Snapshot {
 //
 // Versions <= 2 are legacy: the outer snapshot comes first with no magic and no outer version,
 // then the delegate. Flink 2.x still reads them; so do we.
-func readComposite(r *javaio.Reader, s *Snapshot, field string, depth int) {
+func readComposite(r *javaio.Reader, s *Snapshot, field string, c readCtx) {
 	if s.Version >= compositeVersion {
 		off := r.Offset()
 		if m := r.I32(field + ".magic"); r.Err() == nil && m != compositeMagic {
@@ -236,7 +275,7 @@ func readComposite(r *javaio.Reader, s *Snapshot, field string, depth int) {
 		return
 	}
 	readOuter(r, s, field)
-	s.Nested = readDelegate(r, field, depth)
+	s.Nested = readDelegate(r, field, c)
 }
 
 // readUserComposite reads the snapshot of a class this package does not know, which is possible
@@ -249,18 +288,21 @@ func readComposite(r *javaio.Reader, s *Snapshot, field string, depth int) {
 //	+-------------+----------------+--------------+-------+-------+----------------+
 //
 // Its nested snapshots are read; its values stay opaque (NewCodec), since nothing says how the
-// class combines them. Any other payload stops the read: its length is unknown. It reports
+// class combines them. Any other payload stops the read with an UnknownSnapshotError: its
+// length is unknown (empty, if the class is a SimpleTypeSerializerSnapshot subclass, which the
+// error says is possible when the version is 3 and no composite magic follows). It reports
 // whether s was read (else r holds the error).
-func readUserComposite(r *javaio.Reader, s *Snapshot, field string, depth int) bool {
-	unknown := func() bool {
-		r.FailAt(s.Offset, field, "unknown serializer snapshot class %q (version %d): its payload has no length, so the rest of this header cannot be read", s.Class, s.Version)
+func readUserComposite(r *javaio.Reader, s *Snapshot, field string, c readCtx) bool {
+	unknown := func(emptyPossible bool) bool {
+		r.FailWith(s.Offset, field, &UnknownSnapshotError{Class: s.Class, Version: s.Version, EmptyPossible: emptyPossible})
 		return false
 	}
+	// compositeVersion and simpleVersion are both 3: the payload decides.
 	if s.Version != compositeVersion || r.AtEOF() {
-		return unknown()
+		return unknown(s.Version == simpleVersion)
 	}
 	if m := r.I32(field + ".magic"); r.Err() != nil || m != compositeMagic {
-		return r.Err() == nil && unknown()
+		return r.Err() == nil && unknown(true)
 	}
 	s.Kind = KindComposite
 	s.OuterVersion = r.I32(field + ".outerVersion")
@@ -271,7 +313,7 @@ func readUserComposite(r *javaio.Reader, s *Snapshot, field string, depth int) b
 		}
 		return false
 	}
-	s.Nested = readDelegateBody(r, field, off, depth)
+	s.Nested = readDelegateBody(r, field, off, c)
 	return r.Err() == nil
 }
 
@@ -313,7 +355,7 @@ func readOuter(r *javaio.Reader, s *Snapshot, field string) {
 //	+--------------+-------------+-------+---------------------------+
 //	| i32 1333245  | i32 version | i32 n | n x versioned snapshot    |
 //	+--------------+-------------+-------+---------------------------+
-func readDelegate(r *javaio.Reader, field string, depth int) []*Snapshot {
+func readDelegate(r *javaio.Reader, field string, c readCtx) []*Snapshot {
 	off := r.Offset()
 	m := r.I32(field + ".nested.magic")
 	if r.Err() != nil {
@@ -323,11 +365,11 @@ func readDelegate(r *javaio.Reader, field string, depth int) []*Snapshot {
 		r.FailAt(off, field+".nested", "nested-serializers magic %d, want %d", m, nestedDelegateMagic)
 		return nil
 	}
-	return readDelegateBody(r, field, off, depth)
+	return readDelegateBody(r, field, off, c)
 }
 
 // readDelegateBody reads a NestedSerializersSnapshotDelegate after its magic (at off).
-func readDelegateBody(r *javaio.Reader, field string, off int64, depth int) []*Snapshot {
+func readDelegateBody(r *javaio.Reader, field string, off int64, c readCtx) []*Snapshot {
 	if v := r.I32(field + ".nested.version"); r.Err() == nil && v != 1 {
 		r.FailAt(off+4, field+".nested", "nested-serializers version %d, want 1", v)
 		return nil
@@ -335,7 +377,7 @@ func readDelegateBody(r *javaio.Reader, field string, off int64, depth int) []*S
 	n := r.Count(field+".nested.count", maxNestedCount)
 	out := make([]*Snapshot, 0, min(n, 64))
 	for i := 0; i < n && r.Err() == nil; i++ {
-		out = append(out, readVersioned(r, fmt.Sprintf("%s.nested[%d]", field, i), depth+1))
+		out = append(out, readVersioned(r, fmt.Sprintf("%s.nested[%d]", field, i), c.nested()))
 	}
 	return out
 }
@@ -353,7 +395,7 @@ func readDelegateBody(r *javaio.Reader, field string, off int64, depth int) []*S
 //
 // For fields the key frame is {UTF declaringClass, UTF fieldName} and the value frame a versioned
 // snapshot of the field serializer. The subclass maps are kept as bytes (Extra).
-func readPojo(r *javaio.Reader, s *Snapshot, field string, depth int) {
+func readPojo(r *javaio.Reader, s *Snapshot, field string, c readCtx) {
 	if s.Version != 2 {
 		r.FailAt(s.Offset, field, "POJO snapshot version %d, want 2", s.Version)
 		return
@@ -375,7 +417,7 @@ func readPojo(r *javaio.Reader, s *Snapshot, field string, depth int) {
 		}
 		if e.ValuePresent {
 			vr := frameReader(e.Value, r.Name(), off)
-			f.Snapshot = readVersioned(vr, field+".field["+e.Name+"]", depth+1)
+			f.Snapshot = readVersioned(vr, field+".field["+e.Name+"]", c.nested())
 			if vr.Err() == nil && !vr.AtEOF() {
 				vr.Failf(field+".field["+e.Name+"]", "bytes left after the field serializer snapshot")
 			}

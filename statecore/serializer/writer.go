@@ -51,6 +51,9 @@ func writeVersioned(w *javaio.Writer, s *Snapshot, field string, depth int) erro
 	if !ok && s.Kind == KindComposite && s.Version == compositeVersion {
 		k, ok = KindComposite, true // a user's composite with no outer snapshot (readUserComposite)
 	}
+	if !ok && s.Kind == KindSimple && s.Version == simpleVersion {
+		k, ok = KindSimple, true // a user's simple snapshot, read as one (ReadTopAssuming)
+	}
 	if !ok {
 		return fmt.Errorf("%s: unknown serializer snapshot class %q", field, s.Class)
 	}

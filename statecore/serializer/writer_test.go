@@ -57,7 +57,7 @@ func fixtureHeaders(t *testing.T) []headerSnapshots {
 				if kh, ok := st.ManagedKeyed.(*metadata.KeyGroupsHandle); ok && kh.Delegate != nil && canonical {
 					data := read(kh.Delegate)
 					name := fmt.Sprintf("%s/%s keyed subtask %d", filepath.Base(dir), op.ID, st.Index)
-					h, err := keyed.ReadHeader(bytes.NewReader(data), name)
+					h, err := keyed.ReadHeaderUpTo(bytes.NewReader(data), name, keyed.HeaderEnd(kh, int64(len(data))))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -27,6 +27,9 @@ import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.streaming.api.functions.source.legacy.SourceFunction;
+import org.apache.flink.streaming.api.windowing.triggers.Trigger;
+import org.apache.flink.streaming.api.windowing.triggers.TriggerResult;
+import org.apache.flink.streaming.api.windowing.windows.Window;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
@@ -96,6 +99,38 @@ final class FixtureFunctions {
         @Override
         public Tuple2<Long, Long> merge(Tuple2<Long, Long> a, Tuple2<Long, Long> b) {
             return Tuple2.of(Math.min(a.f0, b.f0), Math.max(a.f1, b.f1));
+        }
+    }
+
+    /** Registers an event timer at the window's last millisecond and fires there (everyElement:
+     *  on every element too, without purging). The fixtures' watermark trails by a day, so until
+     *  then each window keeps its contents and its timer. */
+    static final class WindowEndTrigger<W extends Window> extends Trigger<Object, W> {
+        private final boolean everyElement;
+
+        WindowEndTrigger(boolean everyElement) {
+            this.everyElement = everyElement;
+        }
+
+        @Override
+        public TriggerResult onElement(Object element, long timestamp, W w, TriggerContext ctx) {
+            ctx.registerEventTimeTimer(w.maxTimestamp());
+            return everyElement ? TriggerResult.FIRE : TriggerResult.CONTINUE;
+        }
+
+        @Override
+        public TriggerResult onEventTime(long time, W w, TriggerContext ctx) {
+            return time == w.maxTimestamp() ? TriggerResult.FIRE : TriggerResult.CONTINUE;
+        }
+
+        @Override
+        public TriggerResult onProcessingTime(long time, W w, TriggerContext ctx) {
+            return TriggerResult.CONTINUE;
+        }
+
+        @Override
+        public void clear(W w, TriggerContext ctx) {
+            ctx.deleteEventTimeTimer(w.maxTimestamp());
         }
     }
 

@@ -18,7 +18,6 @@ import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
 import org.apache.flink.streaming.api.windowing.triggers.Trigger;
-import org.apache.flink.streaming.api.windowing.triggers.TriggerResult;
 import org.apache.flink.streaming.api.windowing.windows.Window;
 
 import dev.statecraft.oracle.common.Json;
@@ -183,12 +182,12 @@ public final class NamedWindow extends Window {
 
         @Override
         public Trigger<Object, NamedWindow> getDefaultTrigger() {
-            return new EndTrigger();
+            return new FixtureFunctions.WindowEndTrigger<>(false);
         }
 
         /** Flink 1.x's abstract form of getDefaultTrigger (no @Override: 2.x has no such method). */
         public Trigger<Object, NamedWindow> getDefaultTrigger(org.apache.flink.streaming.api.environment.StreamExecutionEnvironment env) {
-            return new EndTrigger();
+            return new FixtureFunctions.WindowEndTrigger<>(false);
         }
 
         @Override
@@ -199,31 +198,6 @@ public final class NamedWindow extends Window {
         @Override
         public boolean isEventTime() {
             return true;
-        }
-    }
-
-    /** Fires when the watermark passes the window's last millisecond (an event-time timer there);
-     *  until then the window keeps its contents. */
-    static final class EndTrigger extends Trigger<Object, NamedWindow> {
-        @Override
-        public TriggerResult onElement(Object element, long timestamp, NamedWindow w, TriggerContext ctx) {
-            ctx.registerEventTimeTimer(w.maxTimestamp());
-            return TriggerResult.CONTINUE;
-        }
-
-        @Override
-        public TriggerResult onEventTime(long time, NamedWindow w, TriggerContext ctx) {
-            return time == w.maxTimestamp() ? TriggerResult.FIRE : TriggerResult.CONTINUE;
-        }
-
-        @Override
-        public TriggerResult onProcessingTime(long time, NamedWindow w, TriggerContext ctx) {
-            return TriggerResult.CONTINUE;
-        }
-
-        @Override
-        public void clear(NamedWindow w, TriggerContext ctx) {
-            ctx.deleteEventTimeTimer(w.maxTimestamp());
         }
     }
 }

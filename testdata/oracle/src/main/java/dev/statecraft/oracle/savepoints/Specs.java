@@ -33,11 +33,12 @@ final class Specs {
     /** Name of the window operator's contents state (WindowOperator); marks a window operator. */
     static final String WINDOW_CONTENTS = "window-contents";
     static final String NAMED_WINDOW = "NamedWindow";
+    static final String SLOT_WINDOW = "SlotWindow";
 
     static final class KeyedState implements Serializable {
         String name, kind, keyType, valueType, userKeyType;
-        /** The window operator's namespace: TimeWindow (absent), GlobalWindow or NamedWindow (the
-         *  oracle's own window class, whose serializer statecraft cannot decode). */
+        /** The window operator's namespace: TimeWindow (absent), GlobalWindow, NamedWindow or
+         *  SlotWindow (the oracle's own window classes, whose serializers statecraft cannot decode). */
         String namespace;
         boolean ttl;
         /**
@@ -72,10 +73,16 @@ final class Specs {
             return keyed.stream().anyMatch(s -> s.name.equals(WINDOW_CONTENTS) && NAMED_WINDOW.equals(s.namespace));
         }
 
+        /** A window operator's windows are SlotWindows. */
+        boolean slotWindows() {
+            return keyed.stream().anyMatch(s -> s.name.equals(WINDOW_CONTENTS) && SLOT_WINDOW.equals(s.namespace));
+        }
+
         /** The serializer of a window operator's namespaces. */
         @SuppressWarnings("rawtypes")
         org.apache.flink.api.common.typeutils.TypeSerializer windowSerializer() {
             if (namedWindows()) return new NamedWindow.Serializer();
+            if (slotWindows()) return new SlotWindow.Serializer();
             return globalWindows() ? new org.apache.flink.streaming.api.windowing.windows.GlobalWindow.Serializer()
                     : new org.apache.flink.streaming.api.windowing.windows.TimeWindow.Serializer();
         }
@@ -83,6 +90,7 @@ final class Specs {
         /** A window of the operator's class, to register its state under before listing it. */
         Object anyWindow() {
             if (namedWindows()) return new NamedWindow("", 0);
+            if (slotWindows()) return new SlotWindow(0);
             return globalWindows() ? org.apache.flink.streaming.api.windowing.windows.GlobalWindow.get()
                     : new org.apache.flink.streaming.api.windowing.windows.TimeWindow(0, 1);
         }
@@ -130,10 +138,10 @@ final class Specs {
                 k.namespace = Json.text(s, "namespace");
                 k.ttlMillis = s.path("ttlMillis").asLong(0);
                 if (k.ttlMillis > 0 && !k.ttl) throw new IllegalArgumentException(op.label() + ": state " + k.name + " has ttlMillis but no ttl");
-                if (k.namespace != null && !List.of("TimeWindow", "GlobalWindow", NAMED_WINDOW).contains(k.namespace)) {
+                if (k.namespace != null && !List.of("TimeWindow", "GlobalWindow", NAMED_WINDOW, SLOT_WINDOW).contains(k.namespace)) {
                     throw new IllegalArgumentException(op.label() + ": state " + k.name + ": unknown namespace " + k.namespace);
                 }
-                if (k.namespace != null && !k.name.equals(WINDOW_CONTENTS)) {
+                if (k.namespace != null && !k.name.equals(WINDOW_CONTENTS) && !(SLOT_WINDOW.equals(k.namespace) && k.kind.equals("map"))) {
                     throw new IllegalArgumentException(op.label() + ": state " + k.name + ": only " + WINDOW_CONTENTS + " declares a namespace");
                 }
                 StateTypes.info(k.keyType);

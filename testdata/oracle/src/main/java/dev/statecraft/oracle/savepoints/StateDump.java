@@ -176,10 +176,14 @@ final class StateDump {
             TypeInformation keyTi = StateTypes.info(op.keyType());
             if (op.window()) {
                 if (op.uid == null) throw new IllegalArgumentException(op.label() + ": window operators are read by uid only");
-                if (op.keyed.size() != 1) throw new IllegalArgumentException(op.label() + ": a window operator holds exactly one state, " + Specs.WINDOW_CONTENTS);
+                // The window contents first; any other state is per-window state of the window
+                // function (map state only), read through the context's windowState().
                 Specs.KeyedState s = op.keyed.get(0);
+                if (!s.name.equals(Specs.WINDOW_CONTENTS) || op.keyed.stream().skip(1).anyMatch(x -> !x.kind.equals("map"))) {
+                    throw new IllegalArgumentException(op.label() + ": a window operator holds " + Specs.WINDOW_CONTENTS + " first, then per-window map states only");
+                }
                 TypeInformation vTi = StateTypes.info(s.valueType);
-                WindowDump fn = new WindowDump(idx, s, op.keyType());
+                WindowDump fn = new WindowDump(idx, s, op.keyType(), op.keyed.subList(1, op.keyed.size()));
                 if (s.kind.equals("aggregating")) {
                     out.add(reader.window(op.windowSerializer()).aggregate(op.uid, new Specs.Identity(), fn, keyTi, vTi, Types.STRING));
                 } else if (s.kind.equals("reducing")) {
@@ -272,6 +276,7 @@ final class StateDump {
         if (ns instanceof TimeWindow) return window((TimeWindow) ns);
         if (ns instanceof GlobalWindow) return Json.F.textNode("GlobalWindow");
         if (ns instanceof NamedWindow) return NamedWindow.json((NamedWindow) ns);
+        if (ns instanceof SlotWindow) return SlotWindow.json((SlotWindow) ns);
         return null;
     }
 
@@ -476,11 +481,13 @@ final class StateDump {
         private final int idx;
         private final Specs.KeyedState s;
         private final String keyType;
+        private final List<Specs.KeyedState> perWindow;
 
-        WindowDump(int idx, Specs.KeyedState s, String keyType) {
+        WindowDump(int idx, Specs.KeyedState s, String keyType, List<Specs.KeyedState> perWindow) {
             this.idx = idx;
             this.s = s;
             this.keyType = keyType;
+            this.perWindow = new ArrayList<>(perWindow);
         }
 
         @Override
@@ -490,6 +497,13 @@ final class StateDump {
             long maxTs = ctx.window().maxTimestamp();
             for (Object v : elements) {
                 if (v != null) out.collect(line(idx, "entry", s.name, entry(k, ns, null, StateTypes.toJson(s.valueType, v))));
+            }
+            for (Specs.KeyedState m : perWindow) {
+                MapState<Object, Object> st = ctx.windowState().getMapState(new MapStateDescriptor<Object, Object>(m.name,
+                        (TypeInformation<Object>) StateTypes.info(m.userKeyType), (TypeInformation<Object>) StateTypes.info(m.valueType)));
+                for (Map.Entry<Object, Object> e : st.entries()) {
+                    out.collect(line(idx, "entry", m.name, entry(k, ns, StateTypes.toJson(m.userKeyType, e.getKey()), StateTypes.toJson(m.valueType, e.getValue()))));
+                }
             }
             // The context reports every timer of the key, whatever its window; assemble() gives
             // each timer the window whose last millisecond it fires at (WindowOperator's rule).
