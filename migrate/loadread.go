@@ -54,6 +54,15 @@ type loadWorker struct {
 	lastWo  *workerOp
 	raw     rawLine
 	prefix  flatPrefix
+	// the shapes of the last lines encoded by their tokens (two: runs of two states may
+	// alternate), the older one replaced next
+	tmpls [2]lineTemplate
+	older int
+	// the last key token encoded by the fast path, its operator and key group: a map state's
+	// entries come in runs of one key
+	kgTok []byte
+	kgLo  *loadOp
+	kg    int32
 }
 
 // workerOp is what a worker has of one keyed operator: its own encoder and hasher (they keep
@@ -276,7 +285,7 @@ func (w *loadWorker) batch(bt *loadBatch) {
 		} else {
 			data = nil
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
+		if line[0] == '{' || len(bytes.TrimSpace(line)) > 0 {
 			if bt.err = w.record(bt, line, n); bt.err != nil {
 				return
 			}
@@ -310,7 +319,23 @@ func (bt *loadBatch) apply(sp *loadSpill) error {
 
 // record encodes line number n: by its tokens when it can, else decoded.
 func (w *loadWorker) record(bt *loadBatch, line []byte, n int) error {
-	if scanFlat(line, &w.raw, &w.prefix) && w.fast(bt) {
+	switch t0, t1 := &w.tmpls[1-w.older], &w.tmpls[w.older]; {
+	case t0.match(line, &w.raw):
+		if w.encodeFast(bt, t0.lo, t0.wo, t0.st) {
+			return nil
+		}
+	case t1.match(line, &w.raw):
+		if w.encodeFast(bt, t1.lo, t1.wo, t1.st) {
+			w.older = 1 - w.older
+			return nil
+		}
+	case scanFlat(line, &w.raw, &w.prefix) && w.fast(bt):
+		// fast found the operator (w.lastLo) and the state
+		st, _ := w.lastWo.enc.RawStateOf(w.raw.rec.State)
+		if t1.learn(line, &w.raw) {
+			t1.lo, t1.wo, t1.st = w.lastLo, w.lastWo, st
+			w.older = 1 - w.older
+		}
 		return nil
 	}
 	return w.decoded(bt, line, w.name+":"+strconv.Itoa(n))
@@ -342,17 +367,29 @@ func (w *loadWorker) fast(bt *loadBatch) bool {
 	if lo == nil || lo.header == nil {
 		return false
 	}
-	wo := w.lastWo
+	st, ok := w.lastWo.enc.RawStateOf(r.rec.State)
+	return ok && w.encodeFast(bt, lo, w.lastWo, st)
+}
+
+// encodeFast encodes the scanned line, a record of state st of operator lo, when its types
+// are basic and it has no mistake.
+func (w *loadWorker) encodeFast(bt *loadBatch, lo *loadOp, wo *workerOp, st keyed.RawState) bool {
+	r := &w.raw
 	if wo.hasher == nil {
 		return false
 	}
-	e, ok := wo.enc.EncodeRaw(&r.rec)
+	e, ok := wo.enc.EncodeRawIn(st, &r.rec)
 	if !ok {
 		return false
 	}
-	kg, err := w.keyGroup(lo, wo, e)
-	if err != nil {
-		return false
+	kg := w.kg
+	if lo != w.kgLo || string(r.rec.Key) != string(w.kgTok) {
+		var err error
+		if kg, err = w.keyGroup(lo, wo, e); err != nil {
+			w.kgLo = nil
+			return false
+		}
+		w.kgTok, w.kgLo, w.kg = append(w.kgTok[:0], r.rec.Key...), lo, kg
 	}
 	w.put(bt, lo, wo, e, kg)
 	return true

@@ -118,7 +118,7 @@ func TestLoadFastPathAgrees(t *testing.T) {
 		t.Skip("no savepoint fixtures")
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
-	fastTotal := 0
+	fastTotal, templatedTotal := 0, 0
 	for _, md := range dirs {
 		name := filepath.Base(filepath.Dir(md))
 		t.Run(name, func(t *testing.T) {
@@ -133,7 +133,7 @@ func TestLoadFastPathAgrees(t *testing.T) {
 				rnd.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
 				lines = lines[:100]
 			}
-			fast, slow := 0, 0
+			fast, slow, templated := 0, 0, 0
 			for i, line := range lines {
 				for j, m := range mutants(line, rnd) {
 					fw := newLoadWorker("data.jsonl", ops, labels, true)
@@ -145,6 +145,27 @@ func TestLoadFastPathAgrees(t *testing.T) {
 					if got, want := workerOutput(fw, fb, ferr), workerOutput(sw, sb, serr); got != want {
 						t.Fatalf("line %s:\nwith the fast path:\n%s\ndecoded:\n%s", m, got, want)
 					}
+					// The same after the worker has learnt the shape of line (lineTemplate):
+					// the mutant is read by the template when it matches.
+					fw = newLoadWorker("data.jsonl", ops, labels, true)
+					sw = newLoadWorker("data.jsonl", ops, labels, true)
+					fb, sb = &loadBatch{}, &loadBatch{}
+					ferr0 := fw.record(fb, []byte(line), n)
+					serr0 := sw.decoded(sb, []byte(line), fmt.Sprintf("data.jsonl:%d", n))
+					if (ferr0 == nil) != (serr0 == nil) {
+						t.Fatalf("line %s: fast %v, decoded %v", line, ferr0, serr0)
+					}
+					fb.reset()
+					sb.reset()
+					var tr rawLine
+					if fw.tmpls[1-fw.older].match([]byte(m), &tr) {
+						templated++
+					}
+					ferr = fw.record(fb, []byte(m), n+1)
+					serr = sw.decoded(sb, []byte(m), fmt.Sprintf("data.jsonl:%d", n+1))
+					if got, want := workerOutput(fw, fb, ferr), workerOutput(sw, sb, serr); got != want {
+						t.Fatalf("line %s after %s:\nwith the template:\n%s\ndecoded:\n%s", m, line, got, want)
+					}
 					var r rawLine
 					if scanFlat([]byte(m), &r, nil) && fw.fast(&loadBatch{}) {
 						fast++
@@ -153,12 +174,13 @@ func TestLoadFastPathAgrees(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%d lines encoded by the fast path, %d decoded", fast, slow)
+			t.Logf("%d lines encoded by the fast path, %d decoded; %d read by a template", fast, slow, templated)
 			fastTotal += fast
+			templatedTotal += templated
 		})
 	}
-	if fastTotal == 0 {
-		t.Fatal("no line took the fast path")
+	if fastTotal == 0 || templatedTotal == 0 {
+		t.Fatalf("%d lines took the fast path, %d were read by a template: both must be tested", fastTotal, templatedTotal)
 	}
 }
 
@@ -222,8 +244,8 @@ func TestScanFlatPrefix(t *testing.T) {
 		hit := len(pre.b) > 0 && strings.HasPrefix(l, string(pre.b)) && len(l) > len(pre.b)
 		okA := scanFlat([]byte(l), &a, &pre)
 		okB := scanFlat([]byte(l), &b, nil)
-		if okA != okB || fmt.Sprintf("%q", a) != fmt.Sprintf("%q", b) {
-			t.Fatalf("%s: with the prefix %q: %v %q; alone: %v %q", l, pre.b, okA, a, okB, b)
+		if okA != okB || a.String() != b.String() {
+			t.Fatalf("%s: with the prefix %q: %v %s; alone: %v %s", l, pre.b, okA, a.String(), okB, b.String())
 		}
 		if hit {
 			used++
@@ -330,21 +352,27 @@ func FuzzLoadFastPath(f *testing.F) {
 	rnd := rand.New(rand.NewPCG(7, 8))
 	lines := dumpKeyed(f, dir)
 	for i, l := range lines {
-		f.Add([]byte(l))
+		f.Add([]byte(l), []byte(l))
 		if i%20 == 0 {
 			for _, m := range mutants(l, rnd) {
-				f.Add([]byte(m))
+				f.Add([]byte(l), []byte(m))
 			}
 		}
 	}
-	f.Fuzz(func(t *testing.T, line []byte) {
+	// prev is read first: a line that has the shape of prev is read by prev's template.
+	f.Fuzz(func(t *testing.T, prev, line []byte) {
 		fw := newLoadWorker("data.jsonl", ops, labels, true)
 		sw := newLoadWorker("data.jsonl", ops, labels, true)
 		fb, sb := &loadBatch{}, &loadBatch{}
-		ferr := fw.record(fb, line, 1)
-		serr := sw.decoded(sb, line, "data.jsonl:1")
+		if ferr, serr := fw.record(fb, prev, 1), sw.decoded(sb, prev, "data.jsonl:1"); (ferr == nil) != (serr == nil) {
+			t.Fatalf("line %q: fast %v, decoded %v", prev, ferr, serr)
+		}
+		fb.reset()
+		sb.reset()
+		ferr := fw.record(fb, line, 2)
+		serr := sw.decoded(sb, line, "data.jsonl:2")
 		if got, want := workerOutput(fw, fb, ferr), workerOutput(sw, sb, serr); got != want {
-			t.Fatalf("line %q:\nwith the fast path:\n%s\ndecoded:\n%s", line, got, want)
+			t.Fatalf("line %q after %q:\nwith the fast path:\n%s\ndecoded:\n%s", line, prev, got, want)
 		}
 	})
 }

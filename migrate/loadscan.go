@@ -1,12 +1,22 @@
 package migrate
 
-import "github.com/statecraft/statecraft/statecore/keyed"
+import (
+	"fmt"
+
+	"github.com/statecraft/statecraft/statecore/keyed"
+)
 
 // rawLine is a data line scanned by scanFlat: the JSON tokens of the fields a keyed record of
 // basic types has (nil where absent).
 type rawLine struct {
 	operator, mode []byte
 	rec            keyed.RawRecord
+}
+
+// String shows r's tokens and integers, for tests.
+func (r *rawLine) String() string {
+	return fmt.Sprintf("%q %q %q %q %q %q %q %q %v %b", r.operator, r.mode, r.rec.State, r.rec.Key, r.rec.Namespace,
+		r.rec.UserKey, r.rec.Value, r.rec.TTLTimestamp, r.rec.Int, r.rec.Ints)
 }
 
 // slots are r's fields by scanFlat's numbers.
@@ -220,7 +230,31 @@ func (p *flatScan) number() ([]byte, bool) {
 
 // numberEnd is where the number of JSON's grammar at b[i:] ends:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// An integer (a dump's usual number) is read by one loop; a fraction or an exponent by
+// numberEndFull.
 func numberEnd(b []byte, i int) (int, bool) {
+	j := i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	d := j
+	for j < len(b) && b[j]-'0' <= 9 {
+		j++
+	}
+	switch {
+	case j == d:
+		return 0, false
+	case b[d] == '0':
+		j = d + 1 // "0" is a whole integer part: what follows is not this number's
+	}
+	if j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+		return numberEndFull(b, i)
+	}
+	return j, true
+}
+
+// numberEndFull is numberEnd by the whole grammar.
+func numberEndFull(b []byte, i int) (int, bool) {
 	digits := func() bool {
 		j := i
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {

@@ -19,13 +19,18 @@ import (
 //	timer := i64 timestamp ^ 0x8000000000000000, K, NS   value: empty
 //	value := as the package comment draws it, TTL timestamps from "ttlTimestamp"
 type RecordEncoder struct {
-	states map[string]*stateEncoder
-	names  []string
-	byName []*stateEncoder // states[names[i]] when the names are few (EncodeRaw's lookup)
-	key    serializer.Encoder
-	rawKey serializer.RawEncoder // EncodeRaw's
-	keyErr error
-	buf    []byte
+	states  map[string]*stateEncoder
+	names   []string
+	byName  []*stateEncoder // states[names[i]] when the names are few (EncodeRaw's lookup)
+	key     serializer.Encoder
+	rawKey  serializer.RawEncoder // EncodeRaw's
+	rawKeyI serializer.RawIntEncoder
+	keyErr  error
+	buf     []byte
+	// EncodeRaw's last key token and its bytes (keyOK: they are set): a map state's entries
+	// come in runs of one key
+	keyTok, keyBytes []byte
+	keyOK            bool
 }
 
 type stateEncoder struct {
@@ -54,6 +59,7 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 	e := &RecordEncoder{states: map[string]*stateEncoder{}}
 	e.key, e.keyErr = serializer.NewEncoder(h.KeySerializer)
 	e.rawKey = serializer.NewRawEncoder(h.KeySerializer)
+	e.rawKeyI = serializer.NewRawIntEncoder(h.KeySerializer)
 	for _, sd := range d.States {
 		se := &stateEncoder{id: sd.ID, kind: sd.Kind, ttl: sd.TTL, ambiguous: sd.ambiguous}
 		e.names = append(e.names, sd.Meta.Name)
@@ -75,6 +81,7 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 			continue
 		}
 		se.raw.ns = serializer.NewRawEncoder(m.Serializer(SerNamespace))
+		se.raw.nsI = serializer.NewRawIntEncoder(m.Serializer(SerNamespace))
 		uk, vs, isMap, _ := m.EntrySerializers()
 		if sd.Kind == "map" {
 			if !isMap {
@@ -85,6 +92,7 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 				continue
 			}
 			se.raw.uk = serializer.NewRawEncoder(uk)
+			se.raw.ukI = serializer.NewRawIntEncoder(uk)
 		}
 		if vs == nil {
 			se.err = fmt.Errorf("state %q: no value serializer", m.Name)
@@ -92,6 +100,7 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 		}
 		se.v, se.err = serializer.NewEncoder(vs)
 		se.raw.v = serializer.NewRawEncoder(vs)
+		se.raw.vI = serializer.NewRawIntEncoder(vs)
 	}
 	return e
 }

@@ -8,14 +8,37 @@ import (
 )
 
 // RawRecord is one record of a data file as its JSON tokens (serializer.RawEncoder's
-// tokens; nil where the field is absent): what EncodeRaw takes.
+// tokens; nil where the field is absent): what EncodeRaw takes. A scanner that has read an
+// integer token (at most 18 digits, no fraction or exponent) may hand its value too, in Int
+// with the field's bit (IntKey ...) set in Ints: it is not read again.
 type RawRecord struct {
 	State, Key, Namespace, UserKey, Value, TTLTimestamp []byte
+	Int                                                 [5]int64
+	Ints                                                uint8
 }
 
-// rawEncoders are a state's fast paths (nil where a type has none).
+// The fields of RawRecord.Int.
+const (
+	IntKey = iota
+	IntNamespace
+	IntUserKey
+	IntValue
+	IntTTLTimestamp
+)
+
+// rawEncoders are a state's fast paths (nil where a type has none), with those of integer
+// types for integers already read.
 type rawEncoders struct {
-	ns, uk, v serializer.RawEncoder
+	ns, uk, v    serializer.RawEncoder
+	nsI, ukI, vI serializer.RawIntEncoder
+}
+
+// rawField encodes a field's token, or its integer when the scanner read it.
+func rawField(b []byte, r *RawRecord, f int, tok []byte, enc serializer.RawEncoder, encInt serializer.RawIntEncoder) ([]byte, bool) {
+	if encInt != nil && r.Ints&(1<<f) != 0 {
+		return encInt(b, r.Int[f])
+	}
+	return enc(b, tok)
 }
 
 // EncodeRaw is Encode's fast path for records of basic types (serializer.NewRawEncoder): it
@@ -24,21 +47,48 @@ type rawEncoders struct {
 // the record and calls Encode, which gives the answer or the error. Building no error messages
 // and no map, it encodes a record without allocating.
 func (e *RecordEncoder) EncodeRaw(r *RawRecord) (Encoded, bool) {
-	se := e.stateNamed(rawText(r.State))
+	if r.State == nil || r.State[0] != '"' {
+		return Encoded{}, false
+	}
+	return e.EncodeRawIn(RawState{e.stateNamed(rawText(r.State))}, r)
+}
+
+// RawState is a state of a RecordEncoder, found once for the records of a run that name it
+// (RawStateOf), so that EncodeRawIn does not look it up by name each time.
+type RawState struct{ se *stateEncoder }
+
+// RawStateOf is the state whose name is the string token tok (false: none).
+func (e *RecordEncoder) RawStateOf(tok []byte) (RawState, bool) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return RawState{}, false
+	}
+	se := e.stateNamed(rawText(tok))
+	return RawState{se}, se != nil
+}
+
+// EncodeRawIn is EncodeRaw of a record of the state st (r.State is not read).
+func (e *RecordEncoder) EncodeRawIn(st RawState, r *RawRecord) (Encoded, bool) {
+	se := st.se
 	if se == nil || se.err != nil || e.keyErr != nil || e.rawKey == nil || se.raw.ns == nil || se.raw.v == nil ||
-		se.kind == "timer" || se.kind == "list" || r.State == nil || r.State[0] != '"' {
+		se.kind == "timer" || se.kind == "list" {
 		return Encoded{}, false
 	}
 	b := e.buf[:0]
 	var ok bool
-	if b, ok = e.rawKey(b, r.Key); !ok {
-		return Encoded{}, false
+	if e.keyOK && string(r.Key) == string(e.keyTok) {
+		b = append(b, e.keyBytes...)
+	} else {
+		e.keyOK = false
+		if b, ok = rawField(b, r, IntKey, r.Key, e.rawKey, e.rawKeyI); !ok {
+			return Encoded{}, false
+		}
+		e.keyTok, e.keyBytes, e.keyOK = append(e.keyTok[:0], r.Key...), append(e.keyBytes[:0], b...), true
 	}
 	if se.ambiguous {
 		b = appendLengthSuffix(b, len(b))
 	}
 	nsAt := len(b)
-	if b, ok = se.raw.ns(b, r.Namespace); !ok {
+	if b, ok = rawField(b, r, IntNamespace, r.Namespace, se.raw.ns, se.raw.nsI); !ok {
 		return Encoded{}, false
 	}
 	if se.ambiguous {
@@ -48,7 +98,7 @@ func (e *RecordEncoder) EncodeRaw(r *RawRecord) (Encoded, bool) {
 		if se.raw.uk == nil {
 			return Encoded{}, false
 		}
-		if b, ok = se.raw.uk(b, r.UserKey); !ok {
+		if b, ok = rawField(b, r, IntUserKey, r.UserKey, se.raw.uk, se.raw.ukI); !ok {
 			return Encoded{}, false
 		}
 	}
@@ -68,13 +118,15 @@ func (e *RecordEncoder) EncodeRaw(r *RawRecord) (Encoded, bool) {
 	}
 	if se.ttl {
 		// int64Of: a json.Number that strconv.ParseInt takes.
-		ts, ok := rawInt64(r.TTLTimestamp)
+		ts, ok := r.Int[IntTTLTimestamp], r.Ints&(1<<IntTTLTimestamp) != 0
 		if !ok {
-			return Encoded{}, false
+			if ts, ok = rawInt64(r.TTLTimestamp); !ok {
+				return Encoded{}, false
+			}
 		}
 		b = binary.BigEndian.AppendUint64(b, uint64(ts))
 	}
-	if b, ok = se.raw.v(b, r.Value); !ok {
+	if b, ok = rawField(b, r, IntValue, r.Value, se.raw.v, se.raw.vI); !ok {
 		return Encoded{}, false
 	}
 	e.buf = b

@@ -33,6 +33,34 @@ func NewRawEncoder(s *Snapshot) RawEncoder {
 	return e
 }
 
+// RawIntEncoder is a RawEncoder for an integer token its caller has already read (at most 18
+// digits, no fraction or exponent: RawInteger reads it the same way): it appends what the
+// RawEncoder appends for the token, or reports false where the RawEncoder would (out of range).
+type RawIntEncoder func(b []byte, n int64) ([]byte, bool)
+
+// NewRawIntEncoder is the RawIntEncoder of Flink's integer types (nil for the others).
+func NewRawIntEncoder(s *Snapshot) RawIntEncoder {
+	if NewRawEncoder(s) == nil {
+		return nil
+	}
+	return rawIntEncoders[s.Class]
+}
+
+var rawIntEncoders = map[string]RawIntEncoder{
+	"org.apache.flink.api.common.typeutils.base.IntSerializer$IntSerializerSnapshot": func(b []byte, n int64) ([]byte, bool) {
+		return binary.BigEndian.AppendUint32(b, uint32(n)), n >= math.MinInt32 && n <= math.MaxInt32
+	},
+	"org.apache.flink.api.common.typeutils.base.LongSerializer$LongSerializerSnapshot": func(b []byte, n int64) ([]byte, bool) {
+		return binary.BigEndian.AppendUint64(b, uint64(n)), true
+	},
+	"org.apache.flink.api.common.typeutils.base.ShortSerializer$ShortSerializerSnapshot": func(b []byte, n int64) ([]byte, bool) {
+		return binary.BigEndian.AppendUint16(b, uint16(n)), n >= math.MinInt16 && n <= math.MaxInt16
+	},
+	"org.apache.flink.api.common.typeutils.base.ByteSerializer$ByteSerializerSnapshot": func(b []byte, n int64) ([]byte, bool) {
+		return append(b, byte(n)), n >= math.MinInt8 && n <= math.MaxInt8
+	},
+}
+
 var rawEncoders = map[string]RawEncoder{
 	"org.apache.flink.api.common.typeutils.base.IntSerializer$IntSerializerSnapshot": func(b, tok []byte) ([]byte, bool) {
 		i, ok := RawInteger(tok, math.MinInt32, math.MaxInt32)

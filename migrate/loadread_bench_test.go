@@ -1,0 +1,69 @@
+package migrate
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"syscall"
+	"testing"
+)
+
+// BenchmarkLoadWorker measures one load worker encoding the lines of a savepoint's dump
+// (STATECRAFT_BENCH_SP: the savepoint; its dump at $STATECRAFT_BENCH_SP.dump.jsonl, as
+// bench/write.sh keeps it), the first 64 MiB of it, in the blocks readJSONL hands out.
+func BenchmarkLoadWorker(b *testing.B) {
+	dir := os.Getenv("STATECRAFT_BENCH_SP")
+	if dir == "" {
+		b.Skip("STATECRAFT_BENCH_SP is not set (a savepoint with its dump beside it)")
+	}
+	sp := open(b, dir)
+	s := &session{src: sp, m: sp.Metadata}
+	ops, labels, err := s.loadOps()
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(dir + ".dump.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	data := make([]byte, 64<<20)
+	n, err := io.ReadFull(f, data)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		b.Fatal(err)
+	}
+	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
+	lines := bytes.Count(data, []byte{'\n'})
+	w := newLoadWorker("data.jsonl", ops, labels, true)
+	bt := &loadBatch{}
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		for p := 0; p < len(data); {
+			end := min(len(data), p+loadBlock)
+			if i := bytes.LastIndexByte(data[p:end], '\n'); end < len(data) && i >= 0 {
+				end = p + i + 1
+			}
+			bt.reset()
+			bt.data, bt.first = data[p:end], 1
+			w.batch(bt)
+			if bt.err != nil {
+				b.Fatal(bt.err)
+			}
+			p = end
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*lines), "ns/line")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*lines), "cpu-ns/line")
+}
+
+// cpuTime is the process's CPU time (user and system) in nanoseconds: on a shared machine the
+// steadier measure.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
