@@ -3,6 +3,7 @@ package migrate
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -28,16 +29,17 @@ var (
 // errUnsorted stops a direct load (see loadDirect).
 var errUnsorted = errors.New("the data is not in key-group order")
 
-// loadDirect writes one operator's records, coming in key-group order, to its output files.
+// loadDirect writes one operator's records, coming in key-group order, to its output files:
+// each record's entry goes straight into the block of its key group (keyed.BlockBuilder, one
+// copy), which is written when the next key group begins.
 type loadDirect struct {
-	outs    []*loadedOut
-	outOf   func(kg int32) *loadedOut
-	budget  int64
-	held    *int64 // what every operator's cur holds, with entryOverhead a record
-	kg      int    // the key group gathered in cur (-1: none yet)
-	cur     []byte // its spill records
-	n       int
-	entries []keyed.Entry
+	outs   []*loadedOut
+	outOf  func(kg int32) *loadedOut
+	budget int64
+	held   *int64 // what every operator's block holds, with entryOverhead a record
+	kg     int    // the key group being assembled (-1: none yet)
+	block  keyed.BlockBuilder
+	bytes  int64 // what it holds, as counted in held
 }
 
 // startDirect opens the outputs of every keyed operator for a direct load.
@@ -58,6 +60,9 @@ func (s *session) startDirect(ops map[string]*loadOp, budget int64) error {
 
 // add takes the next spill record of the operator (errUnsorted: it cannot).
 func (d *loadDirect) add(rec []byte) error {
+	if len(rec) < 12 {
+		return fmt.Errorf("spill record of %d bytes, want at least 12", len(rec))
+	}
 	if kg := int(binary.BigEndian.Uint16(rec)); kg != d.kg {
 		if kg < d.kg {
 			return errUnsorted
@@ -67,34 +72,30 @@ func (d *loadDirect) add(rec []byte) error {
 		}
 		d.kg = kg
 	}
-	d.cur = append(d.cur, rec...)
-	d.n++
-	if *d.held += int64(len(rec)) + entryOverhead; *d.held > d.budget {
+	// A spill record is (kg u16, state id u16) and the entry as a block holds it.
+	d.block.AddEntry(int(binary.BigEndian.Uint16(rec[2:])), rec[4:])
+	n := int64(len(rec)) + entryOverhead
+	d.bytes += n
+	if *d.held += n; *d.held > d.budget {
 		return errUnsorted // key groups the spill splits or streams
 	}
 	return nil
 }
 
-// flush writes the block of the key group gathered.
+// flush writes the block of the key group assembled.
 func (d *loadDirect) flush() error {
-	if d.n == 0 {
+	if d.block.Len() == 0 {
 		return nil
 	}
-	d.entries = d.entries[:0]
-	err := walkSpill(d.cur, func(kg, sid int, key, value []byte) {
-		d.entries = append(d.entries, keyed.Entry{KeyGroup: kg, StateID: sid, Key: key, Value: value})
-	})
-	if err != nil {
-		return err
-	}
 	o := d.outOf(int32(d.kg))
-	off, err := o.w.WriteKeyGroup(d.entries)
+	off, err := o.w.WriteBlock(&d.block)
 	if err != nil {
 		return err
 	}
 	o.offsets[int32(d.kg)-o.rg.Start] = off
-	*d.held -= int64(len(d.cur)) + int64(d.n)*entryOverhead
-	d.cur, d.n = d.cur[:0], 0
+	*d.held -= d.bytes
+	d.bytes = 0
+	d.block.Reset()
 	return nil
 }
 

@@ -42,18 +42,7 @@ func (b *BlockBuilder) Len() int { return b.n }
 // PrefixLen) big-endian prefix followed by rest, the key's bytes past its prefix. rest and value
 // are copied.
 func (b *BlockBuilder) AddPrefixed(sid, kg, prefixLen int, rest, value []byte) {
-	if b.n == 0 || sid != b.sid {
-		if b.n > 0 {
-			b.buf[b.last] |= metaFollows
-		}
-		if slices.Contains(b.started, sid) {
-			b.regroup = true
-		} else {
-			b.started = append(b.started, sid)
-		}
-		b.buf = binary.BigEndian.AppendUint16(b.buf, uint16(sid))
-		b.sid = sid
-	}
+	b.begin(sid)
 	b.buf = binary.BigEndian.AppendUint32(b.buf, uint32(prefixLen+len(rest)))
 	b.last = len(b.buf)
 	if prefixLen == 2 {
@@ -65,6 +54,33 @@ func (b *BlockBuilder) AddPrefixed(sid, kg, prefixLen int, rest, value []byte) {
 	b.buf = binary.BigEndian.AppendUint32(b.buf, uint32(len(value)))
 	b.buf = append(b.buf, value...)
 	b.n++
+}
+
+// AddEntry appends an entry of state sid given as the bytes a block holds for it, its key's
+// metadata-follows bit clear: u32 key length, key (prefix included, never empty), u32 value
+// length, value; copied in one piece.
+func (b *BlockBuilder) AddEntry(sid int, entry []byte) {
+	b.begin(sid)
+	b.last = len(b.buf) + 4
+	b.buf = append(b.buf, entry...)
+	b.n++
+}
+
+// begin opens a run of state sid unless it is the open one, flagging the run before's last entry.
+func (b *BlockBuilder) begin(sid int) {
+	if b.n > 0 && sid == b.sid {
+		return
+	}
+	if b.n > 0 {
+		b.buf[b.last] |= metaFollows
+	}
+	if slices.Contains(b.started, sid) {
+		b.regroup = true
+	} else {
+		b.started = append(b.started, sid)
+	}
+	b.buf = binary.BigEndian.AppendUint16(b.buf, uint16(sid))
+	b.sid = sid
 }
 
 // finish completes the block (last entry flagged, end mark) and returns its bytes; the builder

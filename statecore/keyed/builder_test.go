@@ -2,11 +2,13 @@ package keyed
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 )
 
 // TestBlockBuilderSameAsWriteKeyGroup writes key groups twice, compressed and not: with
-// WriteKeyGroup, and entry by entry through a BlockBuilder (one reused builder). The bytes and
+// WriteKeyGroup, and entry by entry through a BlockBuilder (one reused builder; AddPrefixed and
+// AddEntry in turn). The bytes and
 // offsets must be the same: for every key group of every real keyed-state stream, and for
 // made-up blocks whose states come back after another (regrouped) or whose keys carry 2-byte
 // prefixes.
@@ -65,10 +67,20 @@ func TestBlockBuilderSameAsWriteKeyGroup(t *testing.T) {
 					t.Fatal(err)
 				}
 				b.Reset()
-				for _, e := range run {
-					// AddPrefixed copies: hand it buffers that are clobbered right after.
+				for j, e := range run {
+					// AddPrefixed and AddEntry copy: hand them buffers that are clobbered right
+					// after. Every other entry goes through AddEntry, as a block holds it.
 					rest, v := bytes.Clone(e.Key[c.prefix:]), bytes.Clone(e.Value)
-					b.AddPrefixed(e.StateID, e.KeyGroup, c.prefix, rest, v)
+					if j%2 == 0 {
+						b.AddPrefixed(e.StateID, e.KeyGroup, c.prefix, rest, v)
+					} else {
+						entry := binary.BigEndian.AppendUint32(nil, uint32(len(e.Key)))
+						entry = append(entry, e.Key...)
+						entry = binary.BigEndian.AppendUint32(entry, uint32(len(e.Value)))
+						entry = append(entry, e.Value...)
+						b.AddEntry(e.StateID, entry)
+						clear(entry)
+					}
 					clear(rest)
 					clear(v)
 				}
