@@ -105,8 +105,9 @@ func (t *lineTemplate) match(line []byte, r *rawLine) bool {
 	if len(t.lits) == 0 {
 		return false
 	}
-	*r = rawLine{operator: t.operator}
-	r.rec.State = t.state
+	var toks [9][]byte // by slot+1 (0: the fields scanFlat skips)
+	var ints [5]int64
+	var set uint8
 	i := 0
 	for k, slot := range t.slots {
 		lit := t.lits[k]
@@ -114,49 +115,60 @@ func (t *lineTemplate) match(line []byte, r *rawLine) bool {
 			return false
 		}
 		i += len(lit)
-		var tok []byte
-		end := -1
+		start := i
 		if i < len(line) && (line[i] == '-' || line[i]-'0' <= 9) {
-			var n int64
-			var small bool
-			if end, n, small = intAt(line, i); end >= 0 {
-				tok = line[i:end]
-				i = end
-				if f := intField[slot+1]; f >= 0 && small {
-					r.rec.Int[f] = n
-					r.rec.Ints |= 1 << f
+			// an integer, read as intAt reads it (inlined: most values are integers)
+			j := i
+			if line[j] == '-' {
+				j++
+			}
+			d := j
+			var v uint64
+			for j < len(line) && line[j]-'0' <= 9 {
+				v = v*10 + uint64(line[j]-'0')
+				j++
+			}
+			if j > d && (line[d] != '0' || j-d == 1) && (j == len(line) || line[j] != '.' && line[j]|0x20 != 'e') {
+				i = j
+				if f := intField[slot+1]; f >= 0 && j-d <= 18 {
+					n := int64(v)
+					if line[start] == '-' {
+						n = -n
+					}
+					ints[f], set = n, set|1<<f
 				}
 			}
 		}
-		if end < 0 {
+		if i == start {
 			p := flatScan{b: line, i: i}
-			var ok bool
-			if tok, ok = p.scalar(); !ok {
+			if _, ok := p.scalar(); !ok {
 				return false
 			}
 			i = p.i
 		}
-		switch slot {
-		case 3:
-			r.rec.Key = tok
-		case 4:
-			r.rec.Namespace = tok
-		case 5:
-			r.rec.UserKey = tok
-		case 6:
-			r.rec.Value = tok
-		case 7:
-			r.rec.TTLTimestamp = tok
-		case 0, 1, 2:
-			return false // never learnt (learn keeps operator and state in the runs, refuses mode)
+		if slot < 3 {
+			if slot >= 0 {
+				return false // never learnt (learn keeps operator and state in the runs, refuses mode)
+			}
+			continue
+		}
+		toks[slot+1] = line[start:i]
+	}
+	if lit := t.lits[len(t.slots)]; !hasAt(line, i, lit) {
+		return false
+	} else {
+		i += len(lit)
+	}
+	for ; i < len(line); i++ {
+		switch line[i] {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return false
 		}
 	}
-	lit := t.lits[len(t.slots)]
-	if !hasAt(line, i, lit) {
-		return false
-	}
-	p := flatScan{b: line, i: i + len(lit)}
-	return p.end()
+	*r = rawLine{operator: t.operator, rec: keyed.RawRecord{State: t.state, Key: toks[4], Namespace: toks[5],
+		UserKey: toks[6], Value: toks[7], TTLTimestamp: toks[8], Int: ints, Ints: set}}
+	return true
 }
 
 // intField is the keyed.RawRecord.Int field of a slot (by slot+1: -1, a skipped field, first;

@@ -36,6 +36,8 @@ type RecordEncoder struct {
 type stateEncoder struct {
 	id        int
 	kind      string
+	isMap     bool // kind "map"
+	rawKind   bool // a kind EncodeRaw takes (not a timer or list)
 	ttl       bool
 	ambiguous bool
 	ns, uk, v serializer.Encoder
@@ -61,7 +63,8 @@ func NewRecordEncoder(h *Header) *RecordEncoder {
 	e.rawKey = serializer.NewRawEncoder(h.KeySerializer)
 	e.rawKeyI = serializer.NewRawIntEncoder(h.KeySerializer)
 	for _, sd := range d.States {
-		se := &stateEncoder{id: sd.ID, kind: sd.Kind, ttl: sd.TTL, ambiguous: sd.ambiguous}
+		se := &stateEncoder{id: sd.ID, kind: sd.Kind, ttl: sd.TTL, ambiguous: sd.ambiguous,
+			isMap: sd.Kind == "map", rawKind: sd.Kind != "timer" && sd.Kind != "list"}
 		e.names = append(e.names, sd.Meta.Name)
 		e.states[sd.Meta.Name] = se
 		e.byName = append(e.byName, se)

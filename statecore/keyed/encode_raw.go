@@ -70,12 +70,12 @@ func (e *RecordEncoder) RawStateOf(tok []byte) (RawState, bool) {
 func (e *RecordEncoder) EncodeRawIn(st RawState, r *RawRecord) (Encoded, bool) {
 	se := st.se
 	if se == nil || se.err != nil || e.keyErr != nil || e.rawKey == nil || se.raw.ns == nil || se.raw.v == nil ||
-		se.kind == "timer" || se.kind == "list" {
+		!se.rawKind {
 		return Encoded{}, false
 	}
 	b := e.buf[:0]
 	var ok bool
-	if e.keyOK && string(r.Key) == string(e.keyTok) {
+	if e.keyOK && sameToken(r.Key, e.keyTok) {
 		b = append(b, e.keyBytes...)
 	} else {
 		e.keyOK = false
@@ -94,7 +94,7 @@ func (e *RecordEncoder) EncodeRawIn(st RawState, r *RawRecord) (Encoded, bool) {
 	if se.ambiguous {
 		b = appendLengthSuffix(b, len(b)-nsAt)
 	}
-	if se.kind == "map" {
+	if se.isMap {
 		if se.raw.uk == nil {
 			return Encoded{}, false
 		}
@@ -105,10 +105,10 @@ func (e *RecordEncoder) EncodeRawIn(st RawState, r *RawRecord) (Encoded, bool) {
 	keyEnd := len(b)
 	valueNull := rawNull(r.Value)
 	hasTTL := !rawNull(r.TTLTimestamp)
-	if hasTTL != se.ttl && !(se.kind == "map" && valueNull && !hasTTL) {
+	if hasTTL != se.ttl && !(se.isMap && valueNull && !hasTTL) {
 		return Encoded{}, false // Encode's error
 	}
-	if se.kind == "map" {
+	if se.isMap {
 		if valueNull && !hasTTL {
 			b = append(b, 1)
 			e.buf = b
@@ -156,7 +156,26 @@ func rawText(tok []byte) []byte {
 	return tok
 }
 
-func rawNull(tok []byte) bool { return tok == nil || string(tok) == "null" }
+func rawNull(tok []byte) bool {
+	return tok == nil || len(tok) == 4 && tok[0] == 'n' && tok[1] == 'u' && tok[2] == 'l' && tok[3] == 'l'
+}
+
+// sameToken reports whether a and b hold the same bytes; tokens are short, and a call of the
+// general comparison costs more than comparing them here.
+func sameToken(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) > 16 {
+		return string(a) == string(b)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
 
 // rawInt64 reads an integer token as int64Of does.
 func rawInt64(tok []byte) (int64, bool) {
