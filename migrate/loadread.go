@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/statecraft/statecraft/statecore/keyed"
 	"github.com/statecraft/statecraft/statecore/keygroup"
@@ -179,12 +181,22 @@ func (w *loadWorker) readCSV(r io.Reader, sp *loadSpill) error {
 }
 
 // readJSONL reads a JSONL file in blocks of lines, encodes them on the workers and puts their
-// records in order.
+// records in order. A regular file is mapped into memory (mapData), its blocks handed to the
+// workers where they lie; anything else is read into the blocks' buffers.
 func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error {
 	n := 2*len(ws) + 2 // blocks in flight
 	free := make(chan *loadBatch, n)
 	for range n {
 		free <- &loadBatch{}
+	}
+	var mapped []byte
+	if f, ok := r.(*os.File); ok {
+		if mapped = mapData(f); mapped != nil {
+			defer syscall.Munmap(mapped)
+			if testHookMapped != nil {
+				testHookMapped(f.Name())
+			}
+		}
 	}
 	work, order := make(chan *loadBatch, n), make(chan *loadBatch, n)
 	quit := make(chan struct{})
@@ -197,7 +209,11 @@ func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error 
 				select {
 				case <-quit:
 				default:
-					w.batch(bt)
+					if mapped != nil {
+						bt.err = whileMapped(name, func() error { w.batch(bt); return bt.err })
+					} else {
+						w.batch(bt)
+					}
 				}
 				close(bt.done)
 			}
@@ -207,49 +223,23 @@ func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error 
 	go func() {
 		defer close(order)
 		defer close(work)
-		line, eof := 1, false
-		var carry []byte
-		for !eof {
-			var bt *loadBatch
+		next := func() *loadBatch {
 			select {
-			case bt = <-free:
+			case bt := <-free:
+				bt.reset()
+				return bt
 			case <-quit:
-				return
+				return nil
 			}
-			bt.reset()
-			data := append(bt.data[:0], carry...)
-			data = slices.Grow(data, max(0, loadBlock-len(data)))
-			cut := 0
-			for {
-				for !eof && len(data) < cap(data) {
-					k, err := r.Read(data[len(data):cap(data)])
-					data = data[:len(data)+k]
-					switch {
-					case errors.Is(err, io.EOF):
-						eof = true
-					case err != nil:
-						readErr = fmt.Errorf("%s: line %d: %w", name, line+bytes.Count(data, []byte{'\n'}), err)
-						return
-					}
-				}
-				if eof {
-					cut = len(data)
-					break
-				}
-				if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-					cut = i + 1
-					break
-				}
-				data = slices.Grow(data, cap(data)) // a line longer than the block
-			}
-			carry = append(carry[:0], data[cut:]...)
-			bt.data, bt.first = data[:cut], line
-			line += bytes.Count(bt.data, []byte{'\n'})
-			if len(bt.data) == 0 {
-				break
-			}
+		}
+		send := func(bt *loadBatch) {
 			order <- bt
 			work <- bt
+		}
+		if mapped != nil {
+			readErr = whileMapped(name, func() error { cutMapped(mapped, next, send); return nil })
+		} else {
+			readErr = cutRead(name, r, next, send)
 		}
 	}()
 	var err error
@@ -267,6 +257,76 @@ func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error 
 		err = readErr
 	}
 	return err
+}
+
+// cutRead reads r into blocks of whole lines (a line longer than a block makes its block
+// longer) and sends them in order; next gives the block to fill (nil: stop).
+func cutRead(name string, r io.Reader, next func() *loadBatch, send func(*loadBatch)) error {
+	line, eof := 1, false
+	var carry []byte
+	for !eof {
+		bt := next()
+		if bt == nil {
+			return nil
+		}
+		data := append(bt.data[:0], carry...)
+		data = slices.Grow(data, max(0, loadBlock-len(data)))
+		cut := 0
+		for {
+			for !eof && len(data) < cap(data) {
+				k, err := r.Read(data[len(data):cap(data)])
+				data = data[:len(data)+k]
+				switch {
+				case errors.Is(err, io.EOF):
+					eof = true
+				case err != nil:
+					return fmt.Errorf("%s: line %d: %w", name, line+bytes.Count(data, []byte{'\n'}), err)
+				}
+			}
+			if eof {
+				cut = len(data)
+				break
+			}
+			if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+				cut = i + 1
+				break
+			}
+			data = slices.Grow(data, cap(data)) // a line longer than the block
+		}
+		carry = append(carry[:0], data[cut:]...)
+		bt.data, bt.first = data[:cut], line
+		line += bytes.Count(bt.data, []byte{'\n'})
+		if len(bt.data) == 0 {
+			return nil
+		}
+		send(bt)
+	}
+	return nil
+}
+
+// cutMapped cuts a mapped file into blocks of whole lines, as cutRead does, without copying.
+func cutMapped(m []byte, next func() *loadBatch, send func(*loadBatch)) {
+	line := 1
+	for off := 0; off < len(m); {
+		bt := next()
+		if bt == nil {
+			return
+		}
+		end := min(len(m), off+loadBlock)
+		if end < len(m) {
+			if i := bytes.LastIndexByte(m[off:end], '\n'); i >= 0 {
+				end = off + i + 1
+			} else if j := bytes.IndexByte(m[end:], '\n'); j >= 0 {
+				end += j + 1 // a line longer than the block
+			} else {
+				end = len(m)
+			}
+		}
+		bt.data, bt.first = m[off:end], line
+		line += bytes.Count(bt.data, []byte{'\n'})
+		off = end
+		send(bt)
+	}
 }
 
 func (bt *loadBatch) reset() {
@@ -383,7 +443,7 @@ func (w *loadWorker) encodeFast(bt *loadBatch, lo *loadOp, wo *workerOp, st keye
 		return false
 	}
 	kg := w.kg
-	if lo != w.kgLo || string(r.rec.Key) != string(w.kgTok) {
+	if lo != w.kgLo || !bytes.Equal(r.rec.Key, w.kgTok) {
 		var err error
 		if kg, err = w.keyGroup(lo, wo, e); err != nil {
 			w.kgLo = nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -273,6 +274,7 @@ func TestReadJSONLBlocks(t *testing.T) {
 			data = append(data, long)
 		}
 	}
+	mapped := true // read by its mapping (a file), or else by Read (a stream)
 	read := func(t *testing.T, text string) (string, error) {
 		sp := open(t, src)
 		s := &session{src: sp, m: sp.Metadata}
@@ -291,14 +293,14 @@ func TestReadJSONLBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		err = readData(name, f, ops, labels, lsp, true)
+		var r io.Reader = f
+		if !mapped {
+			r = io.MultiReader(f) // not an *os.File: read, not mapped
+		}
+		err = readData(name, r, ops, labels, lsp, true)
 		return loadedParts(sp.Metadata.Operators, ops), err
 	}
 	text := strings.Join(data, "\n")
-	got, err := read(t, text)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The same records one by one through the decoding path are the reference.
 	ref := func() string {
 		sp := open(t, src)
@@ -323,14 +325,56 @@ func TestReadJSONLBlocks(t *testing.T) {
 		w.addUp()
 		return loadedParts(sp.Metadata.Operators, ops)
 	}()
-	if got != ref {
-		t.Fatal("the blocks' records differ from the records decoded one by one in order")
-	}
 	bad := slices.Clone(data)
 	bad[30000] = `{"operator":"uid:nope"}`
 	bad[59000] = `{"operator":`
-	if _, err := read(t, strings.Join(bad, "\n")+"\n"); err == nil || !strings.Contains(err.Error(), "data.jsonl:30001: operator \"uid:nope\"") {
-		t.Fatalf("want the error of line 30001, got %v", err)
+	for _, mapped = range []bool{true, false} {
+		got, err := read(t, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != ref {
+			t.Fatalf("mapped %v: the blocks' records differ from the records decoded one by one in order", mapped)
+		}
+		if _, err := read(t, strings.Join(bad, "\n")+"\n"); err == nil || !strings.Contains(err.Error(), "data.jsonl:30001: operator \"uid:nope\"") {
+			t.Fatalf("mapped %v: want the error of line 30001, got %v", mapped, err)
+		}
+	}
+}
+
+// TestReadMappedShrunk: a data file cut short while it is mapped gives an error naming it,
+// not a crash (the pages past the new end fault; whileMapped turns that into the error).
+func TestReadMappedShrunk(t *testing.T) {
+	src := fixture(t, "keyed-hashmap")
+	lines := dumpKeyed(t, src)
+	var b strings.Builder
+	for i := 0; b.Len() < 8<<20; i++ {
+		b.WriteString(lines[i%len(lines)] + "\n")
+	}
+	sp := open(t, src)
+	s := &session{src: sp, m: sp.Metadata}
+	ops, labels, err := s.loadOps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	testHookMapped = func(name string) {
+		if err := os.Truncate(name, 4096); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { testHookMapped = nil }()
+	err = readData(name, f, ops, labels, &loadSpill{dir: t.TempDir(), budget: 1 << 40}, true)
+	if err == nil || !strings.Contains(err.Error(), name+": the file changed while it was read") {
+		t.Fatalf("want the error naming the shrunk file, got %v", err)
 	}
 }
 
