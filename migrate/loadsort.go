@@ -280,12 +280,15 @@ func (s *session) openLoaded(lo *loadOp) ([]*loadedOut, error) {
 	outs := make([]*loadedOut, 0, len(lo.ranges))
 	for _, rg := range lo.ranges {
 		o := &loadedOut{name: newStateFileName(), rg: rg, offsets: make([]int64, rg.Len())}
-		f, err := os.OpenFile(filepath.Join(s.stage, o.name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		path := filepath.Join(s.stage, o.name)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
 			return outs, err
 		}
 		outs = append(outs, o)
-		o.f, o.bw = f, bufio.NewWriterSize(f, 256<<10)
+		// Written to disk as it goes (writebackFile), so the fsync before _metadata waits for
+		// the last chunk only.
+		o.f, o.bw = f, bufio.NewWriterSize(&writebackFile{f: f, scratch: inScratch(path)}, 256<<10)
 		s.fresh[o.name] = 0
 		if o.w, err = keyed.NewWriter(o.bw, lo.header); err != nil {
 			return outs, err
