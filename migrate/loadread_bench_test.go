@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -66,4 +67,46 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkTemplateMatch measures lineTemplate.match alone on the bench dump's first lines.
+func BenchmarkTemplateMatch(b *testing.B) {
+	dir := os.Getenv("STATECRAFT_BENCH_SP")
+	if dir == "" {
+		b.Skip("STATECRAFT_BENCH_SP is not set (a savepoint with its dump beside it)")
+	}
+	f, err := os.Open(dir + ".dump.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	size := 16 << 20
+	if v, err := strconv.Atoi(os.Getenv("STATECRAFT_BENCH_KIB")); err == nil {
+		size = v << 10
+	}
+	data := make([]byte, size)
+	n, _ := io.ReadFull(f, data)
+	lines := bytes.SplitAfter(data[:bytes.LastIndexByte(data[:n], '\n')+1], []byte{'\n'})
+	lines = lines[:len(lines)-1]
+	var tmpls [2]lineTemplate
+	var r rawLine
+	k := 0
+	for _, l := range lines {
+		if !tmpls[0].match(l, &r) && !tmpls[1].match(l, &r) && scanFlat(l, &r, nil) {
+			tmpls[k].learn(l, &r)
+			k = 1 - k
+		}
+	}
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	matched := 0
+	for range b.N {
+		for _, l := range lines {
+			if tmpls[0].match(l, &r) || tmpls[1].match(l, &r) {
+				matched++
+			}
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*len(lines)), "cpu-ns/line")
+	b.ReportMetric(float64(matched)/float64(b.N*len(lines)), "matched")
 }
