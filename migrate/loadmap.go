@@ -13,6 +13,12 @@ import (
 // 10M-entry bench savepoint). A mapped file that shrinks while it is read (another program
 // truncating it) makes the pages past its end fault; the goroutines reading the mapping turn
 // that fault into an error (whileMapped) instead of a crash.
+//
+// The pages of a block whose records are applied are given back (mappedReleaser): a mapped
+// page counts in the process's resident set as long as it stays mapped, so reading the whole
+// 1.13 GiB dump would have shown a peak RSS of 1.17 GiB, though the memory is the page cache's.
+// Giving pages back drops them from the mapping only: the file's pages stay cached, and a page
+// touched again (the page a block shares with the next) is simply mapped again.
 
 // mapData maps f read-only (nil: f is not a regular file, is empty, or cannot be mapped; the
 // caller then reads it).
@@ -49,4 +55,27 @@ func whileMapped(name string, fn func() error) (err error) {
 		}
 	}()
 	return fn()
+}
+
+// mappedReleaser gives back the pages of a mapping that are read for good, in order.
+type mappedReleaser struct {
+	m    []byte
+	done int // pages before this offset are given back
+	page int
+}
+
+func newMappedReleaser(m []byte) *mappedReleaser {
+	return &mappedReleaser{m: m, page: os.Getpagesize()}
+}
+
+// release gives back every whole page before offset end of the mapping (end: the end of the
+// last block applied; every block before it is applied too).
+func (r *mappedReleaser) release(end int) {
+	end -= end % r.page
+	if end <= r.done {
+		return
+	}
+	// Advice, not a promise: should it fail, the pages stay mapped and the RSS higher.
+	_ = syscall.Madvise(r.m[r.done:end], syscall.MADV_DONTNEED)
+	r.done = end
 }

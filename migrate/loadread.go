@@ -81,6 +81,7 @@ type workerOp struct {
 type loadBatch struct {
 	data   []byte // whole lines
 	first  int    // line number of data's first line
+	off    int    // offset of data in the mapped file (when it is mapped)
 	out    []byte // spill records
 	recs   []batchRec
 	opRecs []batchOpRec
@@ -190,9 +191,11 @@ func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error 
 		free <- &loadBatch{}
 	}
 	var mapped []byte
+	var rel *mappedReleaser
 	if f, ok := r.(*os.File); ok {
 		if mapped = mapData(f); mapped != nil {
 			defer syscall.Munmap(mapped)
+			rel = newMappedReleaser(mapped)
 			if testHookMapped != nil {
 				testHookMapped(f.Name())
 			}
@@ -249,6 +252,9 @@ func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error 
 			if err = bt.apply(sp); err != nil {
 				close(quit)
 			}
+		}
+		if rel != nil {
+			rel.release(bt.off + len(bt.data))
 		}
 		free <- bt
 	}
@@ -322,7 +328,7 @@ func cutMapped(m []byte, next func() *loadBatch, send func(*loadBatch)) {
 				end = len(m)
 			}
 		}
-		bt.data, bt.first = m[off:end], line
+		bt.data, bt.first, bt.off = m[off:end], line, off
 		line += bytes.Count(bt.data, []byte{'\n'})
 		off = end
 		send(bt)

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/statecraft/statecraft/statecore/metadata"
 )
@@ -419,4 +421,80 @@ func FuzzLoadFastPath(f *testing.F) {
 			t.Fatalf("line %q after %q:\nwith the fast path:\n%s\ndecoded:\n%s", line, prev, got, want)
 		}
 	})
+}
+
+// TestMappedReleaser: pages given back leave the process's resident set (as /proc/self/smaps
+// counts the mapping), only whole pages before the offset go, and a page given back reads the
+// file's bytes again when touched.
+func TestMappedReleaser(t *testing.T) {
+	page := os.Getpagesize()
+	want := make([]byte, 64*page)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	name := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(name, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := mapData(f)
+	if m == nil {
+		t.Fatal("the file was not mapped")
+	}
+	defer syscall.Munmap(m)
+	touch := func() {
+		if !bytes.Equal(m, want) {
+			t.Fatal("the mapping does not read the file's bytes")
+		}
+	}
+	touch()
+	if got := mappingRSS(t, m); got != 64*page {
+		t.Fatalf("resident after reading: %d bytes, want %d", got, 64*page)
+	}
+	r := newMappedReleaser(m)
+	for _, c := range []struct{ end, done int }{
+		{page - 1, 0}, // no whole page yet
+		{40*page + 100, 40 * page},
+		{10 * page, 40 * page}, // never backwards
+		{64 * page, 64 * page},
+	} {
+		r.release(c.end)
+		if r.done != c.done {
+			t.Fatalf("release(%d): given back up to %d, want %d", c.end, r.done, c.done)
+		}
+		if got := mappingRSS(t, m); got != 64*page-c.done {
+			t.Fatalf("release(%d): %d bytes resident, want %d", c.end, got, 64*page-c.done)
+		}
+	}
+	touch()
+}
+
+// mappingRSS is the Rss /proc/self/smaps gives the mapping that starts at m.
+func mappingRSS(t *testing.T, m []byte) int {
+	t.Helper()
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no /proc/self/smaps: %v", err)
+	}
+	start := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(&m[0])))
+	in := false
+	for _, line := range strings.Split(string(smaps), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "-") {
+			in = strings.HasPrefix(f[0], start)
+			continue
+		}
+		if in && strings.HasPrefix(line, "Rss:") {
+			var kb int
+			if _, err := fmt.Sscanf(line, "Rss: %d kB", &kb); err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("no mapping at %s in /proc/self/smaps", start)
+	return 0
 }
