@@ -101,13 +101,14 @@ func (t *lineTemplate) forget() bool {
 
 // match reads line into r when it has the template's shape (see lineTemplate). Integer
 // tokens of the record's fields are read once, their values handed to the encoder in r.rec.Int.
+// r is written as the line is read: when match reports false, r holds nothing to use (scanFlat,
+// which the caller tries next, sets every field).
 func (t *lineTemplate) match(line []byte, r *rawLine) bool {
 	if len(t.lits) == 0 {
 		return false
 	}
-	var toks [9][]byte // by slot+1 (0: the fields scanFlat skips)
-	var ints [5]int64
-	var set uint8
+	rec := &r.rec
+	rec.Key, rec.Namespace, rec.UserKey, rec.Value, rec.TTLTimestamp, rec.Ints = nil, nil, nil, nil, nil, 0
 	i := 0
 	for k, slot := range t.slots {
 		lit := t.lits[k]
@@ -116,26 +117,33 @@ func (t *lineTemplate) match(line []byte, r *rawLine) bool {
 		}
 		i += len(lit)
 		start := i
-		if i < len(line) && (line[i] == '-' || line[i]-'0' <= 9) {
-			// an integer, read as intAt reads it (inlined: most values are integers)
-			j := i
-			if line[j] == '-' {
-				j++
-			}
-			d := j
-			var v uint64
-			for j < len(line) && line[j]-'0' <= 9 {
-				v = v*10 + uint64(line[j]-'0')
-				j++
-			}
-			if j > d && (line[d] != '0' || j-d == 1) && (j == len(line) || line[j] != '.' && line[j]|0x20 != 'e') {
-				i = j
-				if f := intField[slot+1]; f >= 0 && j-d <= 18 {
-					n := int64(v)
-					if line[start] == '-' {
-						n = -n
+		if i < len(line) {
+			switch c := line[i]; {
+			case c == 'n':
+				if len(line)-i >= 4 && string(line[i:i+4]) == "null" {
+					i += 4
+				}
+			case c == '-' || c-'0' <= 9:
+				// an integer, read as intAt reads it (inlined: most values are integers)
+				j := i
+				if c == '-' {
+					j++
+				}
+				d := j
+				var v uint64
+				for j < len(line) && line[j]-'0' <= 9 {
+					v = v*10 + uint64(line[j]-'0')
+					j++
+				}
+				if j > d && (line[d] != '0' || j-d == 1) && (j == len(line) || line[j] != '.' && line[j]|0x20 != 'e') {
+					i = j
+					if f := intField[slot+1]; f >= 0 && j-d <= 18 {
+						n := int64(v)
+						if c == '-' {
+							n = -n
+						}
+						rec.Int[f], rec.Ints = n, rec.Ints|1<<f
 					}
-					ints[f], set = n, set|1<<f
 				}
 			}
 		}
@@ -146,13 +154,21 @@ func (t *lineTemplate) match(line []byte, r *rawLine) bool {
 			}
 			i = p.i
 		}
-		if slot < 3 {
-			if slot >= 0 {
-				return false // never learnt (learn keeps operator and state in the runs, refuses mode)
-			}
-			continue
+		switch slot {
+		case -1: // a field scanFlat skips
+		case 3:
+			rec.Key = line[start:i]
+		case 4:
+			rec.Namespace = line[start:i]
+		case 5:
+			rec.UserKey = line[start:i]
+		case 6:
+			rec.Value = line[start:i]
+		case 7:
+			rec.TTLTimestamp = line[start:i]
+		default:
+			return false // never learnt (learn keeps operator and state in the runs, refuses mode)
 		}
-		toks[slot+1] = line[start:i]
 	}
 	if lit := t.lits[len(t.slots)]; !hasAt(line, i, lit) {
 		return false
@@ -166,8 +182,7 @@ func (t *lineTemplate) match(line []byte, r *rawLine) bool {
 			return false
 		}
 	}
-	*r = rawLine{operator: t.operator, rec: keyed.RawRecord{State: t.state, Key: toks[4], Namespace: toks[5],
-		UserKey: toks[6], Value: toks[7], TTLTimestamp: toks[8], Int: ints, Ints: set}}
+	r.operator, r.mode, rec.State = t.operator, nil, t.state
 	return true
 }
 
@@ -206,9 +221,11 @@ func intAt(b []byte, i int) (end int, n int64, small bool) {
 	return j, n, true
 }
 
+
 // hasAt reports whether b holds lit at i. The constant runs between values are short (a
 // field name and its punctuation): those of 8 to 16 bytes are compared as two words, which
-// costs less than a call of the general comparison.
+// costs less than a call of the general comparison. (A loop of words for the longer first run
+// stops hasAt being inlined, and costs more than it saves.)
 func hasAt(b []byte, i int, lit []byte) bool {
 	n := len(lit)
 	if len(b)-i < n {

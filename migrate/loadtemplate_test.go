@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -85,6 +86,33 @@ func TestLineTemplate(t *testing.T) {
 		got.rec.Int, got.rec.Ints = [5]int64{}, 0 // the integers read are the template's extra
 		if got.String() != want.String() {
 			t.Errorf("%s: template %s, scanFlat %s", tc.line, got.String(), want.String())
+		}
+	}
+}
+
+// TestHasAt: hasAt, which compares runs by words, agrees with bytes.Equal for runs of every
+// length with a difference at every place, at every offset, and past the end of the line.
+func TestHasAt(t *testing.T) {
+	line := []byte(`{"operator":"uid:bench-keyed","state":"count","keyGroup":0,"key":510934,"namespace":null}`)
+	for n := 0; n <= 64; n++ {
+		for i := 0; i+n <= len(line)+1; i++ {
+			if i+n > len(line) {
+				if hasAt(line, i, make([]byte, n)) {
+					t.Fatalf("hasAt(line, %d, %d bytes) past the end", i, n)
+				}
+				continue
+			}
+			lit := bytes.Clone(line[i : i+n])
+			if !hasAt(line, i, lit) {
+				t.Fatalf("hasAt(line, %d, %q) = false", i, lit)
+			}
+			for k := range n {
+				lit[k] ^= 0x20
+				if hasAt(line, i, lit) {
+					t.Fatalf("hasAt(line, %d, %q) = true with byte %d changed", i, lit, k)
+				}
+				lit[k] ^= 0x20
+			}
 		}
 	}
 }
