@@ -41,6 +41,7 @@ public final class Main {
         // Built only with ORACLE_PROFILE=bench-parquet (run.sh): src/bench-parquet/java.
         COMMANDS.put("bench-spa-parquet", "dev.statecraft.oracle.bench.SpaParquet");
         COMMANDS.put("bench-spa-bootstrap", "dev.statecraft.oracle.bench.SpaBootstrap");
+        COMMANDS.put("bench-spa-bootstrap-jsonl", "dev.statecraft.oracle.bench.SpaBootstrapJsonl");
         COMMANDS.put("metadata-versions", "dev.statecraft.oracle.metadata.MetadataVersions");
         COMMANDS.put("metadata-handles", "dev.statecraft.oracle.metadata.MetadataHandles");
         COMMANDS.put("uid-hashes", "dev.statecraft.oracle.metadata.UidHashes");
