@@ -1,9 +1,7 @@
 package migrate
 
 import (
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -30,8 +28,8 @@ var (
 var errUnsorted = errors.New("the data is not in key-group order")
 
 // loadDirect writes one operator's records, coming in key-group order, to its output files:
-// each record's entry goes straight into the block of its key group (keyed.BlockBuilder, one
-// copy), which is written when the next key group begins.
+// each run of entries (see loadBatch) goes straight into the block of its key group
+// (keyed.BlockBuilder, one copy), which is written when the next key group begins.
 type loadDirect struct {
 	outs   []*loadedOut
 	outOf  func(kg int32) *loadedOut
@@ -58,12 +56,11 @@ func (s *session) startDirect(ops map[string]*loadOp, budget int64) error {
 	return nil
 }
 
-// add takes the next spill record of the operator (errUnsorted: it cannot).
-func (d *loadDirect) add(rec []byte) error {
-	if len(rec) < 12 {
-		return fmt.Errorf("spill record of %d bytes, want at least 12", len(rec))
-	}
-	if kg := int(binary.BigEndian.Uint16(rec)); kg != d.kg {
+// addRun takes the operator's next run of entries, of key group kg and state sid, laid out
+// as a block holds them (see loadBatch); last is the offset in run of its last entry's first
+// key byte, n its entries (errUnsorted: it cannot).
+func (d *loadDirect) addRun(kg, sid int, run []byte, last, n int) error {
+	if kg != d.kg {
 		if kg < d.kg {
 			return errUnsorted
 		}
@@ -72,11 +69,11 @@ func (d *loadDirect) add(rec []byte) error {
 		}
 		d.kg = kg
 	}
-	// A spill record is (kg u16, state id u16) and the entry as a block holds it.
-	d.block.AddEntry(int(binary.BigEndian.Uint16(rec[2:])), rec[4:])
-	n := int64(len(rec)) + entryOverhead
-	d.bytes += n
-	if *d.held += n; *d.held > d.budget {
+	d.block.AddRun(sid, run, last, n)
+	// as the entries' spill records count (the spill's budget)
+	b := int64(len(run)) + int64(n)*(spillHeadLen-4+entryOverhead)
+	d.bytes += b
+	if *d.held += b; *d.held > d.budget {
 		return errUnsorted // key groups the spill splits or streams
 	}
 	return nil

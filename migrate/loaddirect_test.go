@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -81,5 +82,39 @@ func TestLoadDirectSameBytes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWalkEntries: walkEntries gives back each entry of a run as put laid it out, and refuses
+// a run the entries do not tile, naming the byte where it goes wrong.
+func TestWalkEntries(t *testing.T) {
+	entry := func(key, value string) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(len(key)))
+		b = append(b, key...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(value)))
+		return append(b, value...)
+	}
+	run := slices.Concat(entry("\x00k1", "v1"), entry("\x00key2", ""), entry("\x00k", "value3"))
+	var got [][]byte
+	if err := walkEntries(run, func(e []byte) error { got = append(got, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]byte{entry("\x00k1", "v1"), entry("\x00key2", ""), entry("\x00k", "value3")}
+	if !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Fatalf("entries %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		run  []byte
+		want string
+	}{
+		{run[:len(run)-1], "value of the entry at byte 26 overruns the run"},
+		{run[:len(run)-8], "key at byte 26 overruns the run"},
+		{run[:len(run)-15], "truncated entry at byte 26"},
+		{slices.Concat(run, []byte{0xff, 0xff, 0xff, 0xff, 0}), "key at byte 42 overruns the run"},
+	} {
+		err := walkEntries(tc.run, func([]byte) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run of %d bytes: got %v, want %q", len(tc.run), err, tc.want)
+		}
 	}
 }

@@ -77,22 +77,32 @@ type workerOp struct {
 	kgBytes []int64
 }
 
-// loadBatch is a block of lines and what a worker made of it.
+// loadBatch is a block of lines and what a worker made of it: its records' entries laid out
+// as a keyed-state block holds them, in runs of one operator, key group and state (a dump's
+// lines come in long runs: a key group's entries of one state), so that a run goes into its
+// key group's block in one piece (loadDirect.addRun):
+//
+//	out    | u32 key len | key (key-group prefix, rest) | u32 value len | value | next entry ...
+//	runs   {lo, kg, sid, end, last, n}: the run ends at out[end], its last entry's key at out[last]
 type loadBatch struct {
 	data   []byte // whole lines
 	first  int    // line number of data's first line
 	off    int    // offset of data in the mapped file (when it is mapped)
-	out    []byte // spill records
-	recs   []batchRec
+	out    []byte // the entries
+	runs   []batchRun
 	opRecs []batchOpRec
 	err    error
 	done   chan struct{}
 }
 
-type batchRec struct {
+// batchRun is a run of entries of one operator, key group and state in loadBatch.out.
+type batchRun struct {
 	lo   *loadOp
-	part int32
-	end  int32 // end of the record in out
+	kg   int32
+	sid  int32
+	end  int32 // end of the run in out (it starts where the run before ends)
+	last int32 // offset in out of the first key byte of the run's last entry
+	n    int32 // entries
 }
 
 type batchOpRec struct {
@@ -336,7 +346,7 @@ func cutMapped(m []byte, next func() *loadBatch, send func(*loadBatch)) {
 }
 
 func (bt *loadBatch) reset() {
-	bt.out, bt.recs, bt.opRecs, bt.err = bt.out[:0], bt.recs[:0], bt.opRecs[:0], nil
+	bt.out, bt.runs, bt.opRecs, bt.err = bt.out[:0], bt.runs[:0], bt.opRecs[:0], nil
 	bt.done = make(chan struct{})
 }
 
@@ -360,22 +370,23 @@ func (w *loadWorker) batch(bt *loadBatch) {
 	}
 }
 
-// apply puts bt's records into their partitions and its operator-state records into their
-// operators, in order, and returns bt's error.
+// apply puts bt's runs of entries into their key groups' blocks (an operator loaded directly)
+// or their partitions, and its operator-state records into their operators, in order, and
+// returns bt's error.
 func (bt *loadBatch) apply(sp *loadSpill) error {
 	start := int32(0)
-	for _, r := range bt.recs {
-		rec := bt.out[start:r.end]
-		start = r.end
+	for _, r := range bt.runs {
+		run := bt.out[start:r.end]
 		var err error
 		if d := r.lo.direct; d != nil {
-			err = d.add(rec)
+			err = d.addRun(int(r.kg), int(r.sid), run, int(r.last-start), int(r.n))
 		} else {
-			err = sp.put(r.lo, &r.lo.parts[r.part], rec)
+			err = sp.putRun(r.lo, &r.lo.parts[int(r.kg)*len(r.lo.parts)/int(r.lo.maxPar)], int(r.kg), int(r.sid), run)
 		}
 		if err != nil {
 			return err
 		}
+		start = r.end
 	}
 	for _, o := range bt.opRecs {
 		o.lo.opRecs = append(o.lo.opRecs, o.r)
@@ -523,15 +534,15 @@ func (w *loadWorker) keyGroup(lo *loadOp, wo *workerOp, e keyed.Encoded) (int32,
 	return modMax(keygroup.MurmurHash(h), lo.maxPar), nil
 }
 
-// put counts the entry and, with keep, appends its spill record to bt (sums and key-group
-// sizes counted).
+// put counts the entry and, with keep, appends it to bt's runs (sums and key-group sizes
+// counted).
 func (w *loadWorker) put(bt *loadBatch, lo *loadOp, wo *workerOp, e keyed.Encoded, kg int32) {
 	wo.counts[e.StateID]++
 	if !w.keep {
 		return
 	}
 	start := len(bt.out)
-	b := appendSpillHead(bt.out, int(kg), e.StateID, lo.prefix+len(e.Rest))
+	b := binary.BigEndian.AppendUint32(bt.out, uint32(lo.prefix+len(e.Rest)))
 	k := len(b)
 	b = appendKeyGroupPrefix(b, kg, lo.prefix)
 	b = append(b, e.Rest...)
@@ -540,6 +551,14 @@ func (w *loadWorker) put(bt *loadBatch, lo *loadOp, wo *workerOp, e keyed.Encode
 	bt.out = b
 	key := b[k : k+lo.prefix+len(e.Rest)]
 	wo.sums[e.StateID].add(entryHash(key, lo.prefix, b[len(b)-len(e.Value):]))
-	wo.kgBytes[kg] += int64(len(b)-start) + entryOverhead
-	bt.recs = append(bt.recs, batchRec{lo: lo, part: int32(int(kg) * len(lo.parts) / int(lo.maxPar)), end: int32(len(b))})
+	// as the entry's spill record counts, should the load spill
+	wo.kgBytes[kg] += int64(spillHeadLen-4+len(b)-start) + entryOverhead
+	if n := len(bt.runs); n > 0 {
+		if r := &bt.runs[n-1]; r.lo == lo && r.kg == kg && r.sid == int32(e.StateID) {
+			r.end, r.last = int32(len(b)), int32(k)
+			r.n++
+			return
+		}
+	}
+	bt.runs = append(bt.runs, batchRun{lo: lo, kg: kg, sid: int32(e.StateID), end: int32(len(b)), last: int32(k), n: 1})
 }

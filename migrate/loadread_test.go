@@ -23,8 +23,8 @@ import (
 func workerOutput(w *loadWorker, bt *loadBatch, err error) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "err=%v\nout=%x\n", err, bt.out)
-	for _, r := range bt.recs {
-		fmt.Fprintf(&b, "rec %s part %d end %d\n", Label(r.lo.op), r.part, r.end)
+	for _, r := range bt.runs {
+		fmt.Fprintf(&b, "run %s kg %d state %d end %d last %d n %d\n", Label(r.lo.op), r.kg, r.sid, r.end, r.last, r.n)
 	}
 	for _, o := range bt.opRecs {
 		j, _ := json.Marshal(o.r.rec)

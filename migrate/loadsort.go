@@ -46,9 +46,27 @@ type loadSpill struct {
 	ops      []*loadOp // operators with buffered partitions, to move them to files
 }
 
-// put appends one record to partition p of lo.
+// put appends one spill record to partition p of lo.
 func (sp *loadSpill) put(lo *loadOp, p *loadPart, rec []byte) error {
-	p.size += int64(len(rec))
+	return sp.putParts(lo, p, rec[:spillHeadLen-4], rec[spillHeadLen-4:])
+}
+
+// spillHeadLen is the length of a spill record's head: key group and state id, then the
+// entry as a block holds it (its key's length first).
+const spillHeadLen = 8
+
+// putRun appends the spill records of a run of entries of key group kg and state sid, laid out
+// as a block holds them (see loadBatch), to partition p of lo.
+func (sp *loadSpill) putRun(lo *loadOp, p *loadPart, kg, sid int, run []byte) error {
+	head := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(make([]byte, 0, 4), uint16(kg)), uint16(sid))
+	return walkEntries(run, func(entry []byte) error { return sp.putParts(lo, p, head, entry) })
+}
+
+// putParts appends one spill record, given as its key group and state id (head) and its entry,
+// to partition p of lo.
+func (sp *loadSpill) putParts(lo *loadOp, p *loadPart, head, entry []byte) error {
+	n := int64(len(head) + len(entry))
+	p.size += n
 	p.count++
 	if sp.files {
 		if p.w == nil {
@@ -56,7 +74,8 @@ func (sp *loadSpill) put(lo *loadOp, p *loadPart, rec []byte) error {
 				return err
 			}
 		}
-		if _, err := p.w.Write(rec); err != nil {
+		p.w.Write(head) // a bufio.Writer's error stays: the next Write returns it
+		if _, err := p.w.Write(entry); err != nil {
 			return fmt.Errorf("spill: %w", err)
 		}
 		return nil
@@ -67,9 +86,33 @@ func (sp *loadSpill) put(lo *loadOp, p *loadPart, rec []byte) error {
 			sp.ops = append(sp.ops, lo)
 		}
 	}
-	p.buf.Write(rec)
-	if sp.buffered += int64(len(rec)); sp.buffered > sp.budget/2 {
+	p.buf.Write(head)
+	p.buf.Write(entry)
+	if sp.buffered += n; sp.buffered > sp.budget/2 {
 		return sp.toFiles()
+	}
+	return nil
+}
+
+// walkEntries calls fn with each entry of a run laid out as a block holds them (u32 key
+// length, key, u32 value length, value), and checks that the entries tile it.
+func walkEntries(run []byte, fn func(entry []byte) error) error {
+	for p := 0; p < len(run); {
+		if len(run)-p < 4 {
+			return fmt.Errorf("run of entries: truncated entry at byte %d", p)
+		}
+		e := p + 4 + int(binary.BigEndian.Uint32(run[p:]))
+		if e > len(run)-4 || e < p {
+			return fmt.Errorf("run of entries: key at byte %d overruns the run", p)
+		}
+		e += 4 + int(binary.BigEndian.Uint32(run[e:]))
+		if e > len(run) || e < p {
+			return fmt.Errorf("run of entries: value of the entry at byte %d overruns the run", p)
+		}
+		if err := fn(run[p:e]); err != nil {
+			return err
+		}
+		p = e
 	}
 	return nil
 }

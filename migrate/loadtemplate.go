@@ -221,7 +221,6 @@ func intAt(b []byte, i int) (end int, n int64, small bool) {
 	return j, n, true
 }
 
-
 // hasAt reports whether b holds lit at i. The constant runs between values are short (a
 // field name and its punctuation): those of 8 to 16 bytes are compared as two words, which
 // costs less than a call of the general comparison. (A loop of words for the longer first run

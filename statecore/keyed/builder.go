@@ -56,14 +56,15 @@ func (b *BlockBuilder) AddPrefixed(sid, kg, prefixLen int, rest, value []byte) {
 	b.n++
 }
 
-// AddEntry appends an entry of state sid given as the bytes a block holds for it, its key's
-// metadata-follows bit clear: u32 key length, key (prefix included, never empty), u32 value
-// length, value; copied in one piece.
-func (b *BlockBuilder) AddEntry(sid int, entry []byte) {
+// AddRun appends n entries of state sid given as the bytes a block holds for them, their keys'
+// metadata-follows bits clear: per entry u32 key length, key (prefix included, never empty),
+// u32 value length, value; last is the offset in run of the last entry's first key byte.
+// Copied in one piece.
+func (b *BlockBuilder) AddRun(sid int, run []byte, last, n int) {
 	b.begin(sid)
-	b.last = len(b.buf) + 4
-	b.buf = append(b.buf, entry...)
-	b.n++
+	b.last = len(b.buf) + last
+	b.buf = append(b.buf, run...)
+	b.n += n
 }
 
 // begin opens a run of state sid unless it is the open one, flagging the run before's last entry.

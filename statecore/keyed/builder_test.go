@@ -7,9 +7,8 @@ import (
 )
 
 // TestBlockBuilderSameAsWriteKeyGroup writes key groups twice, compressed and not: with
-// WriteKeyGroup, and entry by entry through a BlockBuilder (one reused builder; AddPrefixed and
-// AddEntry in turn). The bytes and
-// offsets must be the same: for every key group of every real keyed-state stream, and for
+// WriteKeyGroup, and through a BlockBuilder (one reused builder; entries by AddPrefixed and runs
+// of them by AddRun in turn). The bytes and offsets must be the same: for every key group of every real keyed-state stream, and for
 // made-up blocks whose states come back after another (regrouped) or whose keys carry 2-byte
 // prefixes.
 func TestBlockBuilderSameAsWriteKeyGroup(t *testing.T) {
@@ -67,22 +66,30 @@ func TestBlockBuilderSameAsWriteKeyGroup(t *testing.T) {
 					t.Fatal(err)
 				}
 				b.Reset()
-				for j, e := range run {
-					// AddPrefixed and AddEntry copy: hand them buffers that are clobbered right
-					// after. Every other entry goes through AddEntry, as a block holds it.
-					rest, v := bytes.Clone(e.Key[c.prefix:]), bytes.Clone(e.Value)
-					if j%2 == 0 {
+				for j := 0; j < len(run); {
+					// AddPrefixed and AddRun copy: hand them buffers that are clobbered right
+					// after. Entries go one by one through AddPrefixed, or in runs of up to 3
+					// of one state through AddRun, as a block holds them.
+					e := run[j]
+					if j%3 == 0 {
+						rest, v := bytes.Clone(e.Key[c.prefix:]), bytes.Clone(e.Value)
 						b.AddPrefixed(e.StateID, e.KeyGroup, c.prefix, rest, v)
-					} else {
-						entry := binary.BigEndian.AppendUint32(nil, uint32(len(e.Key)))
-						entry = append(entry, e.Key...)
-						entry = binary.BigEndian.AppendUint32(entry, uint32(len(e.Value)))
-						entry = append(entry, e.Value...)
-						b.AddEntry(e.StateID, entry)
-						clear(entry)
+						clear(rest)
+						clear(v)
+						j++
+						continue
 					}
-					clear(rest)
-					clear(v)
+					var entries []byte
+					last, n := 0, 0
+					for ; n < 3 && j < len(run) && run[j].StateID == e.StateID; j, n = j+1, n+1 {
+						last = len(entries) + 4
+						entries = binary.BigEndian.AppendUint32(entries, uint32(len(run[j].Key)))
+						entries = append(entries, run[j].Key...)
+						entries = binary.BigEndian.AppendUint32(entries, uint32(len(run[j].Value)))
+						entries = append(entries, run[j].Value...)
+					}
+					b.AddRun(e.StateID, entries, last, n)
+					clear(entries)
 				}
 				if b.Len() != len(run) {
 					t.Errorf("%s: Len %d, want %d", c.name, b.Len(), len(run))
