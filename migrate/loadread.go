@@ -339,6 +339,7 @@ func cutMapped(m []byte, next func() *loadBatch, send func(*loadBatch)) {
 			}
 		}
 		bt.data, bt.first, bt.off = m[off:end], line, off
+		populate(m, off, end)
 		line += bytes.Count(bt.data, []byte{'\n'})
 		off = end
 		send(bt)
