@@ -22,13 +22,13 @@ import (
 )
 
 // The reading half of a load (see Load): a JSONL data file is read in blocks of whole lines,
-// each block encoded by one of the workers (one per core), and the blocks' records are put into
-// their partitions in the order of the file, so the output is the same whatever the workers'
-// timing:
+// each block encoded by one of the workers (one per core), and the blocks' entries are put into
+// their key groups' blocks (loadDirect) or partitions (loadSpill) in the order of the file, so
+// the output is the same whatever the workers' timing:
 //
-//	file --blocks of lines--> worker 1 \   encoded spill records,
-//	                          worker 2  >  per block, in file order --> loadSpill.put
-//	                          ...      /
+//	file --blocks of lines--> worker 1 \   entries in runs of one key group and
+//	(mapped: read in place)   worker 2  >  state, per block, in file order --> loadDirect.addRun
+//	                          ...      /                                       or loadSpill.putRun
 //
 // A worker takes a line of basic types (Integer, Long, String ... keys, values and map keys,
 // see serializer.NewRawEncoder) by its tokens (scanFlat, RecordEncoder.EncodeRaw): no map, no
