@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -91,12 +89,13 @@ var csvFields = map[string]bool{
 }
 
 // csvRecords reads CSV with a header line naming each column (csvFields), and turns each row
-// into the JSON object its line in a JSONL file would be.
+// into the JSON object its line in a JSONL file would be, one row after the other. (A load reads
+// a CSV file in blocks on every core: loadcsv.go.)
 type csvRecords struct {
-	name string
-	r    *csv.Reader
-	cols []string
-	rec  []byte
+	name  string
+	r     *csv.Reader
+	shape *csvShape
+	rec   []byte
 }
 
 func newCSVRecords(name string, r io.Reader) (*csvRecords, error) {
@@ -109,26 +108,8 @@ func newCSVRecords(name string, r io.Reader) (*csvRecords, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: header: %w", name, err)
 	}
-	for i, h := range head {
-		h = strings.TrimSpace(h)
-		if i == 0 {
-			h = strings.TrimPrefix(h, "\ufeff")
-		}
-		if _, ok := csvFields[h]; !ok {
-			known := make([]string, 0, len(csvFields))
-			for k := range csvFields {
-				known = append(known, k)
-			}
-			slices.Sort(known)
-			return nil, fmt.Errorf("%s:1: column %d %q: not a field of `savepoint dump`'s records (want %s)", name, i+1, h, strings.Join(known, ", "))
-		}
-		if slices.Contains(c.cols, h) {
-			return nil, fmt.Errorf("%s:1: column %d %q: given twice", name, i+1, h)
-		}
-		c.cols = append(c.cols, h)
-	}
-	if !slices.Contains(c.cols, "operator") {
-		return nil, fmt.Errorf("%s:1: no operator column: every record names its operator", name)
+	if c.shape, err = csvShapeOf(name, head); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -147,27 +128,9 @@ func (c *csvRecords) next() ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("%s: %w", c.name, err)
 	}
 	line, _ := c.r.FieldPos(0)
-	where := c.name + ":" + strconv.Itoa(line)
-	c.rec = append(c.rec[:0], '{')
-	for i, cell := range row {
-		if cell == "" {
-			continue
-		}
-		if len(c.rec) > 1 {
-			c.rec = append(c.rec, ',')
-		}
-		c.rec = strconv.AppendQuote(c.rec, c.cols[i])
-		c.rec = append(c.rec, ':')
-		if csvFields[c.cols[i]] || !json.Valid([]byte(cell)) {
-			q, err := json.Marshal(cell)
-			if err != nil {
-				return nil, 0, fmt.Errorf("%s: %s: %w", where, c.cols[i], err)
-			}
-			c.rec = append(c.rec, q...)
-			continue
-		}
-		c.rec = append(c.rec, cell...)
+	c.rec, err = c.shape.record(c.rec[:0], row, func() string { return c.name + ":" + strconv.Itoa(line) })
+	if err != nil {
+		return nil, 0, err
 	}
-	c.rec = append(c.rec, '}')
 	return c.rec, line, nil
 }

@@ -21,7 +21,8 @@ import (
 	"github.com/statecraft/statecraft/statecore/serializer"
 )
 
-// The reading half of a load (see Load): a JSONL data file is read in blocks of whole lines,
+// The reading half of a load (see Load): a JSONL data file is read in blocks of whole lines (a
+// CSV file in blocks of whole records, turned into JSONL lines by the workers: loadcsv.go),
 // each block encoded by one of the workers (one per core), and the blocks' entries are put into
 // their key groups' blocks (loadDirect) or partitions (loadSpill) in the order of the file, so
 // the output is the same whatever the workers' timing:
@@ -65,6 +66,9 @@ type loadWorker struct {
 	kgTok []byte
 	kgLo  *loadOp
 	kg    int32
+	// a CSV file's columns (nil: JSONL), and the JSON object of the row being encoded
+	csv    *csvShape
+	csvRec []byte
 }
 
 // workerOp is what a worker has of one keyed operator: its own encoder and hasher (they keep
@@ -132,18 +136,10 @@ func newLoadWorker(name string, ops map[string]*loadOp, labels []string, keep bo
 // go to the operators.
 func readData(name string, r io.Reader, ops map[string]*loadOp, labels []string, sp *loadSpill, keep bool) error {
 	var ws []*loadWorker
-	var err error
-	if strings.EqualFold(filepath.Ext(name), ".csv") {
-		w := newLoadWorker(name, ops, labels, keep)
-		ws = append(ws, w)
-		err = w.readCSV(r, sp)
-	} else {
-		for range max(1, runtime.GOMAXPROCS(0)) {
-			ws = append(ws, newLoadWorker(name, ops, labels, keep))
-		}
-		err = readJSONL(name, r, ws, sp)
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		ws = append(ws, newLoadWorker(name, ops, labels, keep))
 	}
-	if err != nil {
+	if err := readBlocks(name, r, ws, sp, strings.EqualFold(filepath.Ext(name), ".csv")); err != nil {
 		return err
 	}
 	for _, w := range ws {
@@ -168,33 +164,12 @@ func (w *loadWorker) addUp() {
 	}
 }
 
-// readCSV encodes a CSV file's rows one by one (csvRecords turns each into its JSON line).
-func (w *loadWorker) readCSV(r io.Reader, sp *loadSpill) error {
-	c, err := newCSVRecords(w.name, r)
-	if err != nil {
-		return err
-	}
-	bt := &loadBatch{}
-	for {
-		rec, line, err := c.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		bt.reset()
-		bt.err = w.record(bt, rec, line)
-		if err := bt.apply(sp); err != nil {
-			return err
-		}
-	}
-}
-
-// readJSONL reads a JSONL file in blocks of lines, encodes them on the workers and puts their
-// records in order. A regular file is mapped into memory (mapData), its blocks handed to the
-// workers where they lie; anything else is read into the blocks' buffers.
-func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error {
+// readBlocks reads a JSONL file, or a CSV file (isCSV), in blocks of whole records, encodes
+// them on the workers and puts their records in order. A regular file is mapped into memory
+// (mapData), its blocks handed to the workers where they lie; anything else is read into the
+// blocks' buffers. A CSV file's header is read first: the workers read every block with its
+// columns.
+func readBlocks(name string, r io.Reader, ws []*loadWorker, sp *loadSpill, isCSV bool) error {
 	n := 2*len(ws) + 2 // blocks in flight
 	free := make(chan *loadBatch, n)
 	for range n {
@@ -210,6 +185,33 @@ func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error 
 				testHookMapped(f.Name())
 			}
 		}
+	}
+	cut := recordCut{last: lastLineEnd, first: firstLineEnd}
+	start, line := 0, 1 // where the records start, in the mapping, and their first line
+	if isCSV {
+		cut = recordCut{last: func(b []byte) int { return csvCut(b, false) }, first: csvHeaderEnd}
+		var header []byte
+		var err error
+		if mapped != nil {
+			err = whileMapped(name, func() error {
+				start = csvHeaderEnd(mapped)
+				header = bytes.Clone(mapped[:start])
+				return nil
+			})
+		} else {
+			header, r, err = readCSVHeader(name, r)
+		}
+		if err != nil {
+			return err
+		}
+		shape, err := parseCSVHeader(name, header)
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			w.csv = shape
+		}
+		line += bytes.Count(header, []byte{'\n'})
 	}
 	work, order := make(chan *loadBatch, n), make(chan *loadBatch, n)
 	quit := make(chan struct{})
@@ -250,9 +252,9 @@ func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error 
 			work <- bt
 		}
 		if mapped != nil {
-			readErr = whileMapped(name, func() error { cutMapped(mapped, next, send); return nil })
+			readErr = whileMapped(name, func() error { cutMapped(mapped, start, line, cut, next, send); return nil })
 		} else {
-			readErr = cutRead(name, r, next, send)
+			readErr = cutRead(name, r, line, cut, next, send)
 		}
 	}()
 	var err error
@@ -275,10 +277,21 @@ func readJSONL(name string, r io.Reader, ws []*loadWorker, sp *loadSpill) error 
 	return err
 }
 
-// cutRead reads r into blocks of whole lines (a line longer than a block makes its block
-// longer) and sends them in order; next gives the block to fill (nil: stop).
-func cutRead(name string, r io.Reader, next func() *loadBatch, send func(*loadBatch)) error {
-	line, eof := 1, false
+// recordCut finds where records end in a block of data that starts at a record's start: after
+// the last whole record in it, or after the first (-1: none ends in it).
+type recordCut struct {
+	last, first func(data []byte) int
+}
+
+// lastLineEnd and firstLineEnd are a JSONL file's recordCut: a record is a line.
+func lastLineEnd(data []byte) int  { return endAfter(bytes.LastIndexByte(data, '\n')) }
+func firstLineEnd(data []byte) int { return endAfter(bytes.IndexByte(data, '\n')) }
+
+// cutRead reads r into blocks of whole records (a record longer than a block makes its block
+// longer) and sends them in order; line is the number of the first line read, next gives the
+// block to fill (nil: stop).
+func cutRead(name string, r io.Reader, line int, cut recordCut, next func() *loadBatch, send func(*loadBatch)) error {
+	eof := false
 	var carry []byte
 	for !eof {
 		bt := next()
@@ -287,7 +300,7 @@ func cutRead(name string, r io.Reader, next func() *loadBatch, send func(*loadBa
 		}
 		data := append(bt.data[:0], carry...)
 		data = slices.Grow(data, max(0, loadBlock-len(data)))
-		cut := 0
+		end := 0
 		for {
 			for !eof && len(data) < cap(data) {
 				k, err := r.Read(data[len(data):cap(data)])
@@ -300,17 +313,17 @@ func cutRead(name string, r io.Reader, next func() *loadBatch, send func(*loadBa
 				}
 			}
 			if eof {
-				cut = len(data)
+				end = len(data)
 				break
 			}
-			if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-				cut = i + 1
+			if i := cut.last(data); i >= 0 {
+				end = i
 				break
 			}
-			data = slices.Grow(data, cap(data)) // a line longer than the block
+			data = slices.Grow(data, cap(data)) // a record longer than the block
 		}
-		carry = append(carry[:0], data[cut:]...)
-		bt.data, bt.first = data[:cut], line
+		carry = append(carry[:0], data[end:]...)
+		bt.data, bt.first = data[:end], line
 		line += bytes.Count(bt.data, []byte{'\n'})
 		if len(bt.data) == 0 {
 			return nil
@@ -320,20 +333,20 @@ func cutRead(name string, r io.Reader, next func() *loadBatch, send func(*loadBa
 	return nil
 }
 
-// cutMapped cuts a mapped file into blocks of whole lines, as cutRead does, without copying.
-func cutMapped(m []byte, next func() *loadBatch, send func(*loadBatch)) {
-	line := 1
-	for off := 0; off < len(m); {
+// cutMapped cuts a mapped file, from offset start (line number line), into blocks of whole
+// records, as cutRead does, without copying.
+func cutMapped(m []byte, start, line int, cut recordCut, next func() *loadBatch, send func(*loadBatch)) {
+	for off := start; off < len(m); {
 		bt := next()
 		if bt == nil {
 			return
 		}
 		end := min(len(m), off+loadBlock)
 		if end < len(m) {
-			if i := bytes.LastIndexByte(m[off:end], '\n'); i >= 0 {
-				end = off + i + 1
-			} else if j := bytes.IndexByte(m[end:], '\n'); j >= 0 {
-				end += j + 1 // a line longer than the block
+			if i := cut.last(m[off:end]); i >= 0 {
+				end = off + i
+			} else if j := cut.first(m[off:]); j >= 0 {
+				end = off + j // a record longer than the block
 			} else {
 				end = len(m)
 			}
@@ -346,6 +359,25 @@ func cutMapped(m []byte, next func() *loadBatch, send func(*loadBatch)) {
 	}
 }
 
+// readCSVHeader reads the header record of a CSV stream: its bytes, and the stream after it.
+func readCSVHeader(name string, r io.Reader) ([]byte, io.Reader, error) {
+	var data []byte
+	buf := make([]byte, 64<<10)
+	for {
+		if end := csvCut(data, true); end >= 0 {
+			return data[:end], io.MultiReader(bytes.NewReader(data[end:]), r), nil
+		}
+		k, err := r.Read(buf)
+		data = append(data, buf[:k]...)
+		if errors.Is(err, io.EOF) {
+			return data, bytes.NewReader(nil), nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: header: %w", name, err)
+		}
+	}
+}
+
 func (bt *loadBatch) reset() {
 	bt.out, bt.runs, bt.opRecs, bt.err = bt.out[:0], bt.runs[:0], bt.opRecs[:0], nil
 	bt.done = make(chan struct{})
@@ -354,6 +386,10 @@ func (bt *loadBatch) reset() {
 // batch encodes the lines of bt (blank lines skipped, as jsonlRecords does), stopping at the
 // first error.
 func (w *loadWorker) batch(bt *loadBatch) {
+	if w.csv != nil {
+		w.batchCSV(bt)
+		return
+	}
 	data, n := bt.data, bt.first
 	for len(data) > 0 {
 		line := data

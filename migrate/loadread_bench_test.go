@@ -11,7 +11,7 @@ import (
 
 // BenchmarkLoadWorker measures one load worker encoding the lines of a savepoint's dump
 // (STATECRAFT_BENCH_SP: the savepoint; its dump at $STATECRAFT_BENCH_SP.dump.jsonl, as
-// bench/write.sh keeps it), the first 64 MiB of it, in the blocks readJSONL hands out.
+// bench/write.sh keeps it), the first 64 MiB of it, in the blocks readBlocks hands out.
 func BenchmarkLoadWorker(b *testing.B) {
 	dir := os.Getenv("STATECRAFT_BENCH_SP")
 	if dir == "" {

@@ -1,0 +1,214 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A CSV data file is read in blocks of whole records, encoded on every core, as JSONL is (see
+// readBlocks): a block ends after a line break outside quotes. A quoted cell may hold line
+// breaks, and a quote inside it is doubled, so a line break is outside quotes when the quotes
+// before it, from the start of the file, are even in number:
+//
+//	operator,state,key,value\n                   header: read first, the columns of every row
+//	uid:a,names,4,"[\n""x""]"\n                  the first \n is inside quotes (1 quote before it)
+//	uid:a,count,4,7\n                            a block may end after either of these
+//
+// Each worker reads its blocks' rows with its own encoding/csv reader (fields per row: the
+// header's), turns each into the JSON object its line in a JSONL file would be (csvRecord) and
+// encodes that as a JSONL line, so the errors are those of the sequential reader (csvRecords),
+// naming the same lines: a block's line numbers start at its first line's number in the file.
+
+// csvShape is what every block of a CSV data file is read with: its columns, from the header,
+// and for each the start of its field in a JSON object (`"name":`) and whether it holds text.
+type csvShape struct {
+	cols  []string
+	names [][]byte
+	text  []bool
+}
+
+// csvHeaderEnd is the length of the header record at the start of data (through its line
+// break), or len(data) when the header is the whole of data.
+func csvHeaderEnd(data []byte) int {
+	if end := csvCut(data, true); end >= 0 {
+		return end
+	}
+	return len(data)
+}
+
+// csvCut is the end of the last whole record of data (first: of the first), which starts at a
+// record's start: just past a line break outside quotes, or -1 when there is none.
+func csvCut(data []byte, first bool) int {
+	if bytes.IndexByte(data, '"') < 0 {
+		if first {
+			return endAfter(bytes.IndexByte(data, '\n'))
+		}
+		return endAfter(bytes.LastIndexByte(data, '\n'))
+	}
+	cut, in := -1, false
+	for i := 0; i < len(data); {
+		j := bytes.IndexAny(data[i:], "\"\n")
+		if j < 0 {
+			break
+		}
+		i += j
+		if data[i] == '"' {
+			in = !in
+		} else if !in {
+			if cut = i + 1; first {
+				return cut
+			}
+		}
+		i++
+	}
+	return cut
+}
+
+func endAfter(i int) int {
+	if i < 0 {
+		return -1
+	}
+	return i + 1
+}
+
+// parseCSVHeader reads the header record of the data file name (csvHeaderEnd's bytes).
+func parseCSVHeader(name string, header []byte) (*csvShape, error) {
+	head, err := csv.NewReader(bytes.NewReader(header)).Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: empty CSV file: want a header line naming the columns (operator,state,keyGroup,key,...)", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: header: %w", name, err)
+	}
+	return csvShapeOf(name, head)
+}
+
+// csvShapeOf checks the header of the data file name: the columns (csvFields), each once, the
+// operator's among them.
+func csvShapeOf(name string, head []string) (*csvShape, error) {
+	c := &csvShape{}
+	for i, h := range head {
+		h = strings.TrimSpace(h)
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff")
+		}
+		if _, ok := csvFields[h]; !ok {
+			known := make([]string, 0, len(csvFields))
+			for k := range csvFields {
+				known = append(known, k)
+			}
+			slices.Sort(known)
+			return nil, fmt.Errorf("%s:1: column %d %q: not a field of `savepoint dump`'s records (want %s)", name, i+1, h, strings.Join(known, ", "))
+		}
+		if slices.Contains(c.cols, h) {
+			return nil, fmt.Errorf("%s:1: column %d %q: given twice", name, i+1, h)
+		}
+		c.cols = append(c.cols, h)
+		c.names = append(c.names, append(strconv.AppendQuote(nil, h), ':'))
+		c.text = append(c.text, csvFields[h])
+	}
+	if !slices.Contains(c.cols, "operator") {
+		return nil, fmt.Errorf("%s:1: no operator column: every record names its operator", name)
+	}
+	return c, nil
+}
+
+// record appends to dst the JSON object of one row (where: FILE:LINE, for errors): text
+// columns as strings, other cells as the JSON they hold or, when they hold none, as strings;
+// empty cells left out (csvFields).
+func (c *csvShape) record(dst []byte, row []string, where func() string) ([]byte, error) {
+	dst = append(dst, '{')
+	for i, cell := range row {
+		if cell == "" {
+			continue
+		}
+		if len(dst) > 1 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, c.names[i]...)
+		switch {
+		case !c.text[i] && jsonInteger(cell):
+			dst = append(dst, cell...)
+		case c.text[i] || !json.Valid([]byte(cell)):
+			if plainString(cell) {
+				dst = append(append(append(dst, '"'), cell...), '"')
+				break
+			}
+			q, err := json.Marshal(cell)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", where(), c.cols[i], err)
+			}
+			dst = append(dst, q...)
+		default:
+			dst = append(dst, cell...)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// jsonInteger reports whether s is an integer as JSON writes it (-?(0|[1-9][0-9]*)): the
+// cells of most columns, which then need no JSON validation.
+func jsonInteger(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainString reports whether s is printable ASCII that JSON writes as it is between quotes
+// (no quote, backslash, control character, or <, >, & that encoding/json escapes).
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b < 0x20 || b >= 0x7f, b == '"', b == '\\', b == '<', b == '>', b == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// batchCSV encodes the rows of bt, whole CSV records, stopping at the first error.
+func (w *loadWorker) batchCSV(bt *loadBatch) {
+	r := csv.NewReader(bytes.NewReader(bt.data))
+	r.ReuseRecord = true
+	r.FieldsPerRecord = len(w.csv.cols)
+	for {
+		row, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				// field counts and quoting: the reader's own message, at the line in the file
+				bt.err = fmt.Errorf("%s:%d: %w", w.name, bt.first+pe.StartLine-1, pe.Err)
+			} else {
+				bt.err = fmt.Errorf("%s: %w", w.name, err)
+			}
+			return
+		}
+		at, _ := r.FieldPos(0)
+		line := bt.first + at - 1
+		if w.csvRec, bt.err = w.csv.record(w.csvRec[:0], row, func() string { return w.name + ":" + strconv.Itoa(line) }); bt.err != nil {
+			return
+		}
+		if bt.err = w.record(bt, w.csvRec, line); bt.err != nil {
+			return
+		}
+	}
+}
