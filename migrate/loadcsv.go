@@ -45,11 +45,10 @@ func csvHeaderEnd(data []byte) int {
 
 // csvCut is the end of the last whole record of data (first: of the first), which starts at a
 // record's start: just past a line break outside quotes, or -1 when there is none.
+// The first record's end is looked for from the start only: data may be the rest of a mapped
+// file, whose every page a search for a quote through the whole of it would read.
 func csvCut(data []byte, first bool) int {
-	if bytes.IndexByte(data, '"') < 0 {
-		if first {
-			return endAfter(bytes.IndexByte(data, '\n'))
-		}
+	if !first && bytes.IndexByte(data, '"') < 0 {
 		return endAfter(bytes.LastIndexByte(data, '\n'))
 	}
 	cut, in := -1, false
