@@ -86,6 +86,7 @@ func (j *jsonlRecords) next() ([]byte, int, error) {
 var csvFields = map[string]bool{
 	"operator": true, "state": true, "keyGroup": false, "key": false, "namespace": false, "userKey": false,
 	"value": false, "ttlTimestamp": false, "kind": true, "timestamp": false, "mode": true, "op": true,
+	"subtask": false, "index": false,
 }
 
 // csvRecords reads CSV with a header line naming each column (csvFields), and turns each row
