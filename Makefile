@@ -135,6 +135,10 @@ fixtures:
 	$(ORACLE) plans testdata/specs --sql sql-distinct-aggregate testdata/specs/sql-distinct-aggregate.sql
 	$(ORACLE) sql-savepoint testdata/specs sql-distinct-aggregate-savepoint testdata/specs/sql-distinct-aggregate.json \
 		testdata/specs/sql-distinct-aggregate.savepoint.json
+	# COUNT(DISTINCT) over STRING, VARCHAR(20) and CHAR(3) columns: the views keyed by strings
+	$(ORACLE) plans testdata/specs --sql sql-distinct-string testdata/specs/sql-distinct-string.sql
+	$(ORACLE) sql-savepoint testdata/specs sql-distinct-string-savepoint testdata/specs/sql-distinct-string.json \
+		testdata/specs/sql-distinct-string.savepoint.json
 	$(ORACLE) metadata-versions testdata/savepoints testdata/metadata-versions
 	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) native-checkpoints testdata/checkpoints
