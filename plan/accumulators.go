@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -115,14 +116,14 @@ func (n *Node) aggregateStates(vals map[string]ValueType, accName, callsPath str
 	long := shape("External", ValueType{Kind: "Long"})
 	for j, v := range views {
 		acc = append(acc, StateBackedView)
+		name := fmt.Sprintf("distinctAcc_%d", j)
 		kt, why := distinctKeyShape(v.types)
 		if why != "" {
-			return why
+			return name + ": " + why
 		}
 		if v.calls > limit {
-			return fmt.Sprintf("%d DISTINCT calls share the argument list %s: statecraft does not derive their view's value (long[])", v.calls, v.args)
+			return fmt.Sprintf("%s: %d DISTINCT calls share the argument list %s: statecraft does not derive their view's value (long[])", name, v.calls, v.args)
 		}
-		name := fmt.Sprintf("distinctAcc_%d", j)
 		vals[name] = shape("Map", shape("External", kt), long)
 		vals[name+"_null_state"] = long
 	}
@@ -228,4 +229,39 @@ func (n *Node) incrementalStates(vals map[string]ValueType) string {
 		vals[k] = v
 	}
 	return ""
+}
+
+// DistinctKeyTypes are the SQL types of the argument lists of a group aggregate's DISTINCT views,
+// in view order (distinctAcc_<n> is the n-th: argument lists in order of appearance, a list
+// shared by several calls once), each as its input column has it, nullability included: the
+// view's map key is ExternalSerializer.of(DataTypeUtils.toInternalDataType(that type))
+// (AggregateUtil.extractDistinctInformation), a row of them for several arguments. It returns
+// why when the node's input row is not read.
+func (n *Node) DistinctKeyTypes() ([][]string, string) {
+	args, why := n.inputColumns(0)
+	if why != "" {
+		return nil, why
+	}
+	var ids []string
+	var out [][]string
+	for i, c := range gjson.Get(n.Raw, "aggCalls").Array() {
+		argList := c.Get("argList").Array()
+		if !c.Get("distinct").Bool() || c.Get("approximate").Bool() || len(argList) == 0 {
+			continue
+		}
+		var types, raw []string
+		for _, a := range argList {
+			k := int(a.Int())
+			if k < 0 || k >= len(args) || args[k].Type == "" {
+				return nil, fmt.Sprintf("aggCalls.%d: DISTINCT argument %s is not a column statecraft reads", i, a.Raw)
+			}
+			types = append(types, args[k].Type)
+			raw = append(raw, a.Raw)
+		}
+		if id := strings.Join(raw, ","); !slices.Contains(ids, id) {
+			ids = append(ids, id)
+			out = append(out, types)
+		}
+	}
+	return out, ""
 }

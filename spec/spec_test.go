@@ -65,7 +65,27 @@ func TestReadRefusals(t *testing.T) {
 		t.Fatal("the plan has no mini-batch option to switch on")
 	}
 	os.WriteFile(miniBatch, []byte(text), 0o644)
+	// The DISTINCT-over-strings aggregate with its first DISTINCT over two columns (a view keyed
+	// by a row), and with its CHAR(3) column a DATE (a key whose serializer is not derived).
+	editPlan := func(name string, from, to string) string {
+		b, err := os.ReadFile("../testdata/specs/sql-distinct-string.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(b), from, to)
+		if text == string(b) {
+			t.Fatalf("%s: %q is not in the plan", name, from)
+		}
+		f := filepath.Join(t.TempDir(), name+".plan.json")
+		os.WriteFile(f, []byte(text), 0o644)
+		return f
+	}
+	twoColumns := editPlan("two-columns", `"argList" : [ 1 ],`, `"argList" : [ 1, 2 ],`)
+	date := editPlan("date", "`c` CHAR(3)", "`c` DATE")
 	for _, tc := range []struct{ name, yaml, want string }{
+		{"distinct over two columns", "operators:\n  - {plan: " + twoColumns + ", node: 3}\n",
+			"node 3: state distinctAcc_0 holds Map<External<Row<VARCHAR(2147483647), VARCHAR(20)>>, External<Long>>: DISTINCT over several columns (VARCHAR(2147483647), VARCHAR(20)), whose key is a row: statecraft declares the views of DISTINCT over one column"},
+		{"distinct over a date", "operators:\n  - {plan: " + date + ", node: 3}\n", "node 3: the accumulator row is not derived: distinctAcc_2: DISTINCT over a DATE column: statecraft does not derive its view's key serializer"},
 		{"mini-batch", "operators:\n  - {plan: " + miniBatch + ", node: 3}\n", "node 3 runs in a mini-batch operator (table.exec.mini-batch.enabled), whose states statecraft does not declare"},
 		{"plan and uid", "operators:\n  - {plan: " + plan + ", node: 3, uid: a}\n", "spec.yaml:2: operators[0]: plan " + plan + ": a plan's operator takes its uid, key type and states from the plan; declare none of them"},
 		{"plan without node", "operators:\n  - {plan: " + plan + "}\n", "node: want the id of the exec node"},

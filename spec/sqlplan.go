@@ -209,9 +209,26 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 		return &Type{snap: snap}, nil
 	}
 	var keyNull, valueNull string
+	var distinctKey string // a DISTINCT view's key: its argument's SQL type, as the column has it
 	switch {
 	case strings.HasPrefix(name, "distinctAcc_"):
-		keyNull, valueNull = "", " NOT NULL"
+		valueNull = " NOT NULL"
+		if strings.HasSuffix(name, "_null_state") {
+			break
+		}
+		var i int
+		fmt.Sscanf(name, "distinctAcc_%d", &i)
+		keys, why := n.DistinctKeyTypes()
+		switch {
+		case why != "":
+			return State{}, fmt.Errorf("state %s (%s): its key type is not derived: %s", name, v, why)
+		case i >= len(keys):
+			return State{}, fmt.Errorf("state %s (%s): the plan has %d DISTINCT argument lists", name, v, len(keys))
+		case len(keys[i]) != 1:
+			return State{}, fmt.Errorf("state %s holds %s: DISTINCT over several columns (%s), whose key is a row: statecraft declares the views of DISTINCT over one column",
+				name, v, strings.Join(keys[i], ", "))
+		}
+		distinctKey = keys[i][0]
 	case strings.HasPrefix(name, "agg"):
 		var i int
 		fmt.Sscanf(name, "agg%d$", &i)
@@ -232,8 +249,15 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 		}
 		return State{Name: name, Kind: "value", ValueType: value}, nil
 	}
-	key, err := external(v.Elems[0], keyNull)
-	if err != nil {
+	var key *Type
+	var err error
+	if distinctKey != "" {
+		snap, e := serializer.DeclareExternal(distinctKey)
+		if e != nil {
+			return State{}, fmt.Errorf("state %s: DISTINCT over a %s column: %w", name, distinctKey, e)
+		}
+		key = &Type{snap: snap}
+	} else if key, err = external(v.Elems[0], keyNull); err != nil {
 		return State{}, err
 	}
 	value, err := external(v.Elems[1], valueNull)

@@ -207,16 +207,26 @@ var boxedClasses = map[string]*javaClass{
 	"BOOLEAN":  {name: "java.lang.Boolean", suid: -3665804199014368530, flags: scSerializable, fields: []javaField{{'Z', "value", ""}}},
 }
 
+// stringDataClass is the conversion class of a CHAR or VARCHAR value's internal DataType
+// (DataTypeUtils.toInternalDataType): the interface StringData, not serializable.
+var stringDataClass = plainClass("org.apache.flink.table.data.StringData")
+
 // DeclareExternal returns the snapshot of the ExternalSerializer a state-backed data view keeps
 // its keys or values with (DataViewUtils: ExternalSerializer.of(dataType), the external class a
-// boxed Java type): its outer snapshot is the Java-serialized AtomicDataType (the LogicalType and
-// the conversion class), then isInternalInput false; its nested serializer the internal one.
+// boxed Java type, or for a DISTINCT view's key the argument's internal DataType): its outer
+// snapshot is the Java-serialized AtomicDataType (the LogicalType and the conversion class),
+// then isInternalInput false; its nested serializer the internal one.
 //
 //	AtomicDataType  super DataType { conversionClass: TC_CLASS java.lang.Long (super Number),
 //	                                 logicalType:     BigIntType (isNullable, BIGINT) }
+//	AtomicDataType  super DataType { conversionClass: TC_CLASS org.apache.flink.table.data.StringData
+//	                                                  (an interface: suid 0, no flags),
+//	                                 logicalType:     VarCharType (isNullable, VARCHAR, length) }
 //
-// sql is the value's SQL type: BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT or BOOLEAN, each
-// optionally NOT NULL (a view's values are, its keys are not for DISTINCT).
+// sql is the value's SQL type: BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT, BOOLEAN,
+// VARCHAR(n) (STRING is VARCHAR(2147483647)) or CHAR(n), each optionally NOT NULL (a view's
+// values are; a DISTINCT view's keys are as the argument's column). A string's internal
+// serializer is StringDataSerializer.
 func DeclareExternal(sql string) (*Snapshot, error) {
 	stream, internal, err := externalDataType(sql)
 	if err != nil {
@@ -227,15 +237,19 @@ func DeclareExternal(sql string) (*Snapshot, error) {
 }
 
 func externalDataType(sql string) ([]byte, *Snapshot, error) {
-	boxed, ok := boxedClasses[strings.TrimSuffix(strings.TrimSpace(sql), " NOT NULL")]
+	t := strings.TrimSuffix(strings.TrimSpace(sql), " NOT NULL")
+	conversion, ok := boxedClasses[t]
+	if name, _, _ := strings.Cut(t, "("); !ok && (name == "VARCHAR" || name == "CHAR") {
+		conversion, ok = stringDataClass, true
+	}
 	if !ok {
-		return nil, nil, fmt.Errorf("SQL type %q: statecraft declares the data view values of BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT and BOOLEAN", sql)
+		return nil, nil, fmt.Errorf("SQL type %q: statecraft declares the data view values of BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT, BOOLEAN, VARCHAR(n) and CHAR(n)", sql)
 	}
 	w := newJavaStream()
 	var internal *Snapshot
 	var err error
 	w.object(atomicDataTypeClass, func() {
-		w.class(boxed)
+		w.class(conversion)
 		internal, err = w.logicalType(sql, 0)
 	})
 	if err != nil {
