@@ -117,6 +117,14 @@ func viewsEmit(kind string, id, k, v int64) map[string]any {
 // restored from the savepoint it is paired with, fed steps, and its sink receives rows.
 func viewsExpect(t *testing.T, description string, steps []any, rows []string) string {
 	t.Helper()
+	return planExpect(t, viewsSpec, description, steps, rows)
+}
+
+// planExpect is a judge-savepoints expectation: Flink executes the plan
+// testdata/specs/<spec>.json restored from the savepoint it is paired with, fed steps, and its
+// sink agg_out receives rows.
+func planExpect(t *testing.T, spec, description string, steps []any, rows []string) string {
+	t.Helper()
 	dir := t.TempDir()
 	specFile := filepath.Join(dir, "spec.json")
 	writeJSON(t, specFile, map[string]any{
@@ -124,7 +132,7 @@ func viewsExpect(t *testing.T, description string, steps []any, rows []string) s
 		"settleMillis": 200,
 		"after":        map[string]any{"steps": steps, "expect": map[string]any{"agg_out": rows}},
 	})
-	plan, err := filepath.Abs(filepath.Join("..", "testdata", "specs", viewsSpec+".json"))
+	plan, err := filepath.Abs(filepath.Join("..", "testdata", "specs", spec+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,10 +223,17 @@ func TestLoadSpecSQLViewsRefusals(t *testing.T) {
 // by key.
 func accRows(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
+	return accRowsOf(t, dir, "6_group-aggregate")
+}
+
+// accRowsOf are the BinaryRowData bytes of the accState rows of operator uid in savepoint dir, by
+// key.
+func accRowsOf(t *testing.T, dir, uid string) map[string][]byte {
+	t.Helper()
 	sp := open(t, dir)
 	out := map[string][]byte{}
 	for _, op := range sp.Metadata.Operators {
-		if op.UID != "6_group-aggregate" {
+		if op.UID != uid {
 			continue
 		}
 		subs, closeAll, err := keyed.OpenSubtasks(sp, op)

@@ -257,7 +257,9 @@ func loadRefused(t *testing.T, src, name, text, want string) {
 // accumulators no job produced, carried on under EXECUTE PLAN (createSQLSpec), and the COUNT
 // DISTINCT, SUM and MIN-over-retraction aggregate of testdata/specs/sql-distinct-aggregate.yaml
 // loaded with data views no job produced, carried on likewise (createSQLViewsSpec), and created
-// --like Flink's savepoint of it from its dump (createSQLViewsLike); savepoints
+// --like Flink's savepoint of it from its dump (createSQLViewsLike), and the same two ways the
+// COUNT DISTINCT aggregate over strings of testdata/specs/sql-distinct-string.yaml
+// (createSQLStringViewsSpec, createSQLStringViewsLike); savepoints
 // declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
 // dumps, finding exactly their state; a savepoint whose entries were deleted by predicate
 // (migrate patch --delete-where), finding exactly the rest; one declared with a state's type
@@ -299,6 +301,15 @@ func TestOracleWrite(t *testing.T) {
 	// The same aggregate's Flink savepoint dumped and created again (create --like), its
 	// ChangelogNormalize rows and views retracted from.
 	dst, planExpect = createSQLViewsLike(t)
+	args = append(args, dst, planExpect)
+	// COUNT(DISTINCT) over STRING, VARCHAR(20) and CHAR(3) columns (testdata/specs/
+	// sql-distinct-string.yaml), views keyed by strings: declared by its plan and loaded with
+	// strings of its own, a seen string must not count again and a new one must
+	// (createSQLStringViewsSpec); and Flink's savepoint of it created again from its dump
+	// (createSQLStringViewsLike).
+	dst, planExpect = createSQLStringViewsSpec(t)
+	args = append(args, dst, planExpect)
+	dst, planExpect = createSQLStringViewsLike(t)
 	args = append(args, dst, planExpect)
 	// Declared savepoints (testdata/specs) judged by the expectations of the fixtures they
 	// declare; the last declares score as Long where the job has Integer, and must be refused.

@@ -1,0 +1,197 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The SQL aggregate counting distinct strings (testdata/specs/sql-distinct-string.sql:
+// COUNT(DISTINCT s) over a STRING, COUNT(DISTINCT u) over a VARCHAR(20), COUNT(DISTINCT c) over a
+// CHAR(3) column and COUNT(*), grouped by k over an append-only source) declared by its plan. Its
+// accumulator row, as dump prints it and create takes it:
+//
+//	[ ds, du, dc, n, {"dataView": "MapView"}, {"dataView": "MapView"}, {"dataView": "MapView"} ]
+//	  the DISTINCT   COUNT(*)  the DISTINCT views of s, u and c
+//	  counts
+//
+// and its views' entries: distinctAcc_0, _1 and _2 map each string seen (the user key, a JSON
+// string) to the bits of the calls that saw it (1: the one call of each view; an append-only
+// DISTINCT keeps no row counts), distinctAcc_<n>_null_state holds them for the NULL value.
+const stringViewsSpec = "sql-distinct-string"
+
+// stringViewsGroup is one group's bootstrapped views: the distinct strings of s, u and c, which
+// of them saw a NULL, and the rows counted.
+type stringViewsGroup struct {
+	key   int64
+	views [3][]string
+	nulls [3]bool
+	rows  int64
+}
+
+// stringViewsLines are the data lines of the groups: one entry per distinct string and NULL, and
+// accState of the distinct counts and the rows.
+func stringViewsLines(t *testing.T, groups []stringViewsGroup) []string {
+	t.Helper()
+	var lines []string
+	for _, g := range groups {
+		for i, vals := range g.views {
+			for _, v := range vals {
+				k, err := json.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines = append(lines, fmt.Sprintf(`{"operator":"uid:3_group-aggregate","state":"distinctAcc_%d","key":[%d],"userKey":%s,"value":1}`, i, g.key, k))
+			}
+			if g.nulls[i] {
+				lines = append(lines, fmt.Sprintf(`{"operator":"uid:3_group-aggregate","state":"distinctAcc_%d_null_state","key":[%d],"value":1}`, i, g.key))
+			}
+		}
+		view := `{"dataView":"MapView"}`
+		lines = append(lines, fmt.Sprintf(`{"operator":"uid:3_group-aggregate","state":"accState","key":[%d],"value":[%d,%d,%d,%d,%s,%s,%s]}`,
+			g.key, len(g.views[0]), len(g.views[1]), len(g.views[2]), g.rows, view, view, view))
+	}
+	return lines
+}
+
+// stringViewsEmit is a step emitting the row (k, s, u, c) into the aggregate's source; nil is NULL.
+func stringViewsEmit(k int64, s, u, c any) map[string]any {
+	return map[string]any{"emit": "src", "row": []any{k, s, u, c}}
+}
+
+// createSQLStringViewsSpec creates the savepoint testdata/specs/sql-distinct-string.yaml declares,
+// loaded with views of strings no job produced, and returns it with the expectation that Flink,
+// executing the plan restored from it, carries them on (rows k, ds, du, dc, n):
+//
+//	group 1  loaded: s u-1, u-2; u /home; c aaa; 2 rows
+//	         +I 1 u-2 /home bbb    s and u seen, c new        -U[1, 2, 1, 1, 2]  +U[1, 2, 1, 2, 3]
+//	         +I 1 u-3 /x aaa       s and u new, c seen        -U[1, 2, 1, 2, 3]  +U[1, 3, 2, 2, 4]
+//	group 7  loaded: s zoë ☃ (not ASCII); u NULL only; c ccc; 1 row
+//	         +I 7 zoë ☃ NULL ccc   all seen: only n counts    -U[7, 1, 0, 1, 1]  +U[7, 1, 0, 1, 2]
+//	group 99 +I 99 new n nnn       a new group                +I[99, 1, 1, 1, 1]
+//
+// Views Flink could not find (a string's bytes, its key group or its serializer wrong) would count
+// the seen strings again.
+func createSQLStringViewsSpec(t *testing.T) (dst, expect string) {
+	t.Helper()
+	lines := stringViewsLines(t, []stringViewsGroup{
+		{key: 1, views: [3][]string{{"u-1", "u-2"}, {"/home"}, {"aaa"}}, rows: 2},
+		{key: 7, views: [3][]string{{"zoë ☃"}, nil, {"ccc"}}, nulls: [3]bool{false, true, false}, rows: 1},
+	})
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ = run(t, declare(t, readSpec(t, stringViewsSpec)), Options{}, &Load{Data: data})
+	steps := []any{stringViewsEmit(1, "u-2", "/home", "bbb"), stringViewsEmit(1, "u-3", "/x", "aaa"),
+		stringViewsEmit(7, "zoë ☃", nil, "ccc"), stringViewsEmit(99, "new", "n", "nnn")}
+	rows := []string{"-U[1, 2, 1, 1, 2]", "+U[1, 2, 1, 2, 3]", "-U[1, 2, 1, 2, 3]", "+U[1, 3, 2, 2, 4]",
+		"-U[7, 1, 0, 1, 1]", "+U[7, 1, 0, 1, 2]", "+I[99, 1, 1, 1, 1]"}
+	return dst, planExpect(t, stringViewsSpec, "statecraft-declared DISTINCT views of STRING, VARCHAR(20) and CHAR(3) values carried on", steps, rows)
+}
+
+// createSQLStringViewsLike creates a savepoint like Flink's of the aggregate
+// (testdata/specs/sql-distinct-string-savepoint: group 1 saw s alice, bob, alice, NULL; u home,
+// home, /a/b, NULL; c aaa, bbb, aaa, NULL; group 2 zoë ☃, x, ccc) from its dump (create --like),
+// and returns it with the expectation that Flink executing the plan restored from it carries
+// the views on:
+//
+//	+I 1 alice new ccc      s seen, u and c new          -U[1, 2, 2, 2, 4]  +U[1, 2, 3, 3, 5]
+//	+I 2 zoë ☃ x ddd        s and u seen, c new          -U[2, 1, 1, 1, 1]  +U[2, 1, 1, 2, 2]
+func createSQLStringViewsLike(t *testing.T) (dst, expect string) {
+	t.Helper()
+	src := filepath.Join("..", "testdata", "specs", stringViewsSpec+"-savepoint")
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ = run(t, src, Options{}, &Load{Data: data})
+	return dst, planExpect(t, stringViewsSpec, "statecraft-created (create --like) DISTINCT views of STRING, VARCHAR(20) and CHAR(3) values carried on",
+		[]any{stringViewsEmit(1, "alice", "new", "ccc"), stringViewsEmit(2, "zoë ☃", "x", "ddd")},
+		[]string{"-U[1, 2, 2, 2, 4]", "+U[1, 2, 3, 3, 5]", "-U[2, 1, 1, 1, 1]", "+U[2, 1, 1, 2, 2]"})
+}
+
+// TestLoadSpecSQLStringViews: the aggregate with views of strings declared by its plan and loaded
+// with the dump of Flink's savepoint of it holds exactly the dumped entries, its accumulator rows
+// and the views' entries Flink's byte for byte; created --like Flink's savepoint from the same
+// dump it is Flink's state again; and stringViewsLines of what Flink's groups saw are the lines
+// Flink's dump has.
+func TestLoadSpecSQLStringViews(t *testing.T) {
+	flink := filepath.Join("..", "testdata", "specs", stringViewsSpec+"-savepoint")
+	var want []string
+	for _, l := range dumpKeyed(t, flink) {
+		if strings.Contains(l, `"operator":"uid:3_group-aggregate"`) {
+			want = append(want, l)
+		}
+	}
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(want, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	declared, _ := run(t, declare(t, readSpec(t, stringViewsSpec)), Options{}, &Load{Data: data})
+	like, _ := run(t, flink, Options{}, &Load{Data: data})
+	slices.Sort(want)
+	for _, dst := range []string{declared, like} {
+		got := dumpKeyed(t, dst)
+		slices.Sort(got)
+		if !slices.Equal(got, want) || len(want) != 14 {
+			t.Fatalf("%s holds\n%s\nFlink's\n%s", dst, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		flinkRows, ourRows := accRowsOf(t, flink, "3_group-aggregate"), accRowsOf(t, dst, "3_group-aggregate")
+		if len(flinkRows) != 2 || len(ourRows) != len(flinkRows) {
+			t.Fatalf("%d accumulator rows written, Flink wrote %d", len(ourRows), len(flinkRows))
+		}
+		for key, raw := range flinkRows {
+			if !bytes.Equal(ourRows[key], raw) {
+				t.Errorf("key %s: accumulator row\n%x\nFlink wrote\n%x", key, ourRows[key], raw)
+			}
+		}
+	}
+	// Flink's groups as stringViewsLines: the same entries (key group and namespace aside).
+	lines := stringViewsLines(t, []stringViewsGroup{
+		{key: 1, views: [3][]string{{"alice", "bob"}, {"home", "/a/b"}, {"aaa", "bbb"}}, nulls: [3]bool{true, true, true}, rows: 4},
+		{key: 2, views: [3][]string{{"zoë ☃"}, {"x"}, {"ccc"}}, rows: 1},
+	})
+	strip := func(l string) string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "keyGroup")
+		delete(m, "namespace")
+		if m["userKey"] == nil {
+			delete(m, "userKey")
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	var a, b []string
+	for _, l := range lines {
+		a = append(a, strip(l))
+	}
+	for _, l := range want {
+		b = append(b, strip(l))
+	}
+	slices.Sort(a)
+	slices.Sort(b)
+	if !slices.Equal(a, b) {
+		t.Errorf("stringViewsLines\n%s\nFlink's dump\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+}
+
+// TestLoadSpecSQLStringViewsRefusals: a view entry whose user key is not a string is one error
+// naming the file, line and field.
+func TestLoadSpecSQLStringViewsRefusals(t *testing.T) {
+	lines := stringViewsLines(t, []stringViewsGroup{{key: 1, views: [3][]string{{"a"}, {"b"}, {"ccc"}}, rows: 1}})
+	bad := strings.Replace(lines[0], `"userKey":"a"`, `"userKey":5`, 1)
+	if bad == lines[0] {
+		t.Fatal("the replacement did not apply: the test would prove nothing")
+	}
+	loadRefused(t, declare(t, readSpec(t, stringViewsSpec)), "data.jsonl", strings.Join(append([]string{bad}, lines[1:]...), "\n")+"\n",
+		"data.jsonl:1: userKey: want a string (StringData), got 5")
+}
