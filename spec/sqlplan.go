@@ -139,7 +139,7 @@ func (o *Operator) fromPlan(dir string) error {
 // registered before accState (the generated handler's open, through PerKeyStateDataViewStore):
 //
 //	view                            state (TTL as accState's)  value
-//	DISTINCT over x (distinctAcc_n) distinctAcc_n      map     External<x> (nullable) -> External<BIGINT NOT NULL>
+//	DISTINCT over x (distinctAcc_n) distinctAcc_n      map     Internal<x> (as the column) -> External<BIGINT NOT NULL>
 //	                                distinctAcc_n_null_state   External<BIGINT NOT NULL>: the NULL value's count
 //	MIN/MAX over retractions (i)    agg<i>$map         map     External<x NOT NULL> -> External<BIGINT>
 //	COLLECT(x) (i)                  agg<i>$map         map     External<x NOT NULL> -> External<INT>
@@ -147,9 +147,13 @@ func (o *Operator) fromPlan(dir string) error {
 // A view's map is registered before its _null_state; the calls' views (in call order) before the
 // DISTINCT views (in order of their argument lists). External<x> is x's ExternalSerializer over
 // the boxed Java class (serializer.DeclareExternal); x is BIGINT, INT, SMALLINT, TINYINT, DOUBLE,
-// FLOAT or BOOLEAN. Other views (FIRST_VALUE and LAST_VALUE over retractions: arrays of orders;
-// LISTAGG over retractions: list views of strings; DISTINCT over strings or several columns) are
-// refused by name. TestDeclareSQLHeaders holds the headers to Flink's.
+// FLOAT or BOOLEAN. Internal<x> is the ExternalSerializer of a DISTINCT key, over the argument
+// column's internal DataType (DataTypeUtils.toInternalDataType: nullability and length as the
+// column has them, plan.Node.DistinctKeyTypes): the boxed class for those types, StringData for
+// VARCHAR(n) (STRING) and CHAR(n), whose keys are StringDataSerializer's bytes. Other views
+// (FIRST_VALUE and LAST_VALUE over retractions: arrays of orders; LISTAGG over retractions: list
+// views of strings; MIN/MAX over retractions of strings; DISTINCT over DECIMAL, TIMESTAMP or
+// several columns) are refused by name. TestDeclareSQLHeaders holds the headers to Flink's.
 
 // viewSQL maps the Java types plan.ValueType names a view's keys and values by to their SQL types.
 var viewSQL = map[string]string{"Long": "BIGINT", "Integer": "INT", "Short": "SMALLINT", "Byte": "TINYINT",
