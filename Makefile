@@ -139,6 +139,10 @@ fixtures:
 	$(ORACLE) plans testdata/specs --sql sql-distinct-string testdata/specs/sql-distinct-string.sql
 	$(ORACLE) sql-savepoint testdata/specs sql-distinct-string-savepoint testdata/specs/sql-distinct-string.json \
 		testdata/specs/sql-distinct-string.savepoint.json
+	# COUNT(DISTINCT) over DECIMAL(10, 2) and TIMESTAMP(3) columns: views keyed by DecimalData, TimestampData
+	$(ORACLE) plans testdata/specs --sql sql-distinct-decimal testdata/specs/sql-distinct-decimal.sql
+	$(ORACLE) sql-savepoint testdata/specs sql-distinct-decimal-savepoint testdata/specs/sql-distinct-decimal.json \
+		testdata/specs/sql-distinct-decimal.savepoint.json
 	$(ORACLE) metadata-versions testdata/savepoints testdata/metadata-versions
 	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) native-checkpoints testdata/checkpoints

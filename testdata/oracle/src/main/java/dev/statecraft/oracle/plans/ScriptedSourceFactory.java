@@ -1,5 +1,6 @@
 package dev.statecraft.oracle.plans;
 
+import java.math.BigDecimal;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -223,6 +224,10 @@ public final class ScriptedSourceFactory implements DynamicTableSourceFactory {
                     return (String) v;
                 case TIMESTAMP_WITHOUT_TIME_ZONE:
                     return LocalDateTime.parse((String) v);
+                case DECIMAL:
+                    // A string ("12.50") or a number, as BigDecimal: the converter fits it to the
+                    // column's precision and scale.
+                    return new BigDecimal(v.toString());
                 default:
                     throw new IllegalArgumentException(
                             "table " + table + " field " + field + ": type " + type
