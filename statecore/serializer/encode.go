@@ -28,6 +28,8 @@ import (
 //	Tuple, POJO, TimeWindow      object {"f0": ..}, {field: ..} (null for a null POJO), {"start", "end"}
 //	Row                          array of the fields (null for a null field)
 //	SQL RowData                  array of the fields (rowdata_encode.go)
+//	SQL DecimalData              number (12.50), as in a RowData (a DISTINCT view's key)
+//	SQL TimestampData            local date-time string ("2024-01-02T03:04:05.123")
 //	Enum                         the constant's name
 //	VoidNamespace, GlobalWindow  null, "GlobalWindow"
 //	unknown serializer           {"serializer": .., "base64": ..}: the bytes as they were
@@ -162,6 +164,40 @@ func newEncoder(s *Snapshot) (Encoder, error) {
 		return newRowDataEncoder(s)
 	case classExternal:
 		return nested(0) // the internal serializer's bytes (newCodec)
+	case classDecimalData:
+		// DecimalDataSerializer: the unscaled value as an i64 up to precision 18, else i32
+		// length + its two's-complement bytes (a DISTINCT view's key: sqlDecimalCodec).
+		precision, scale := s.Precision, s.Scale
+		return func(b []byte, v any, path string) ([]byte, error) {
+			u, err := unscaled(v, path, precision, scale)
+			if err != nil {
+				return nil, err
+			}
+			if precision <= 18 {
+				return binary.BigEndian.AppendUint64(b, uint64(u.Int64())), nil
+			}
+			raw := twosComplement(u)
+			b = binary.BigEndian.AppendUint32(b, uint32(len(raw)))
+			return append(b, raw...), nil
+		}, nil
+	case classTimestampData:
+		// TimestampDataSerializer: i64 epoch millis, and above precision 3 the i32
+		// nano-of-millisecond (sqlTimestampCodec).
+		precision := s.Precision
+		return func(b []byte, v any, path string) ([]byte, error) {
+			ms, nano, err := parseLocalDateTime(v, path)
+			if err != nil {
+				return nil, err
+			}
+			b = binary.BigEndian.AppendUint64(b, uint64(ms))
+			if precision <= 3 {
+				if nano != 0 {
+					return nil, fmt.Errorf("%s: %v has sub-millisecond digits, TIMESTAMP(%d) keeps milliseconds", path, v, precision)
+				}
+				return b, nil
+			}
+			return binary.BigEndian.AppendUint32(b, uint32(nano)), nil
+		}, nil
 	case classRow:
 		fs := make([]Encoder, len(s.Nested))
 		for i := range s.Nested {

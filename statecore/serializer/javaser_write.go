@@ -207,9 +207,28 @@ var boxedClasses = map[string]*javaClass{
 	"BOOLEAN":  {name: "java.lang.Boolean", suid: -3665804199014368530, flags: scSerializable, fields: []javaField{{'Z', "value", ""}}},
 }
 
-// stringDataClass is the conversion class of a CHAR or VARCHAR value's internal DataType
-// (DataTypeUtils.toInternalDataType): the interface StringData, not serializable.
-var stringDataClass = plainClass("org.apache.flink.table.data.StringData")
+// internalClasses are the conversion classes of the internal DataTypes
+// (DataTypeUtils.toInternalDataType) of the SQL types whose internal class is not a boxed Java
+// type, by type name: the interface StringData and the final classes DecimalData and
+// TimestampData, none serializable.
+var internalClasses = map[string]*javaClass{
+	"VARCHAR":   plainClass("org.apache.flink.table.data.StringData"),
+	"CHAR":      plainClass("org.apache.flink.table.data.StringData"),
+	"DECIMAL":   plainClass("org.apache.flink.table.data.DecimalData"),
+	"TIMESTAMP": plainClass("org.apache.flink.table.data.TimestampData"),
+}
+
+// externalConversion is the conversion class of the (internal) DataType of SQL type t (without
+// NOT NULL): the boxed class of a BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT or BOOLEAN, the
+// internal class of a VARCHAR(n), CHAR(n), DECIMAL(p, s) or TIMESTAMP(p).
+func externalConversion(t string) (*javaClass, bool) {
+	if c, ok := boxedClasses[t]; ok {
+		return c, true
+	}
+	name, _, params := strings.Cut(t, "(")
+	c, ok := internalClasses[name]
+	return c, ok && params
+}
 
 // DeclareExternal returns the snapshot of the ExternalSerializer a state-backed data view keeps
 // its keys or values with (DataViewUtils: ExternalSerializer.of(dataType), the external class a
@@ -224,9 +243,11 @@ var stringDataClass = plainClass("org.apache.flink.table.data.StringData")
 //	                                 logicalType:     VarCharType (isNullable, VARCHAR, length) }
 //
 // sql is the value's SQL type: BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT, BOOLEAN,
-// VARCHAR(n) (STRING is VARCHAR(2147483647)) or CHAR(n), each optionally NOT NULL (a view's
-// values are; a DISTINCT view's keys are as the argument's column). A string's internal
-// serializer is StringDataSerializer.
+// VARCHAR(n) (STRING is VARCHAR(2147483647)), CHAR(n), DECIMAL(p, s) or TIMESTAMP(p), each
+// optionally NOT NULL (a view's values are; a DISTINCT view's keys are as the argument's
+// column). The internal serializers of the last four are StringDataSerializer,
+// DecimalDataSerializer and TimestampDataSerializer (DecimalData and TimestampData the
+// conversion classes).
 func DeclareExternal(sql string) (*Snapshot, error) {
 	stream, internal, err := externalDataType(sql)
 	if err != nil {
@@ -238,12 +259,9 @@ func DeclareExternal(sql string) (*Snapshot, error) {
 
 func externalDataType(sql string) ([]byte, *Snapshot, error) {
 	t := strings.TrimSuffix(strings.TrimSpace(sql), " NOT NULL")
-	conversion, ok := boxedClasses[t]
-	if name, _, _ := strings.Cut(t, "("); !ok && (name == "VARCHAR" || name == "CHAR") {
-		conversion, ok = stringDataClass, true
-	}
+	conversion, ok := externalConversion(t)
 	if !ok {
-		return nil, nil, fmt.Errorf("SQL type %q: statecraft declares the data view values of BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT, BOOLEAN, VARCHAR(n) and CHAR(n)", sql)
+		return nil, nil, fmt.Errorf("SQL type %q: statecraft declares the data view values of BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT, BOOLEAN, VARCHAR(n), CHAR(n), DECIMAL(p, s) and TIMESTAMP(p)", sql)
 	}
 	w := newJavaStream()
 	var internal *Snapshot

@@ -9,12 +9,13 @@ import (
 // This file writes what logicaltype.go reads: a SQL operator's RowDataSerializer snapshot keeps
 // each field's LogicalType as a Java-serialized object, so declaring SQL state (`savepoint
 // create --spec` with a plan) needs those objects written as Flink writes them. For the types
-// below the stream is one object with no back reference (Java Object Serialization
+// below the stream is one object with no back reference but TimestampKind's to Enum (Java Object Serialization
 // Specification, chapter 6; every class's serialVersionUID is 1, LogicalTypeRoot's and Enum's
 // 0, as `serialver` reports for Flink 2.3.0's classes):
 //
 //	AC ED 00 05  TC_OBJECT
 //	  TC_CLASSDESC <type class> suid 1, SC_SERIALIZABLE, its int fields (length | precision, scale)
+//	               (TimestampType: I precision, L kind "Lorg/apache/flink/table/types/logical/TimestampKind;")
 //	    TC_ENDBLOCKDATA
 //	    TC_CLASSDESC LogicalType suid 1, SC_SERIALIZABLE, fields Z isNullable, L typeRoot
 //	                 (TC_STRING "Lorg/apache/flink/table/types/logical/LogicalTypeRoot;")
@@ -24,6 +25,8 @@ import (
 //	                 TC_CLASSDESC java.lang.Enum suid 0, SC_SERIALIZABLE|SC_ENUM, TC_ENDBLOCKDATA TC_NULL
 //	          TC_STRING <root constant>
 //	  i32 per int field of the type class, in name order
+//	  (TimestampType: then its kind, TC_ENUM TC_CLASSDESC TimestampKind suid 0,
+//	   SC_SERIALIZABLE|SC_ENUM, super Enum by reference; TC_STRING "REGULAR")
 //
 // TestLogicalTypeStreamsAreFlinks holds every stream to the bytes of each such type Flink wrote
 // into the fixtures.
@@ -64,7 +67,20 @@ var sqlLogicalTypes = map[string]func() sqlLogicalType{
 	"VARBINARY": func() sqlLogicalType {
 		return sqlLogicalType{"VarBinaryType", "VARBINARY", []string{"length"}, simpleSnapshot(declaredSimple["byte[]"])}
 	},
+	// DecimalDataSerializer's snapshot (version 3) and TimestampDataSerializer's (version 1)
+	// hold the precision (and scale): logicalType fills them in. TimestampType has an object
+	// field after its int, the kind: written as TimestampKind.REGULAR (a time attribute, ROWTIME
+	// or PROCTIME, renders as TIMESTAMP(p) *ROWTIME* in a plan and is not declared).
+	"DECIMAL": func() sqlLogicalType {
+		return sqlLogicalType{"DecimalType", "DECIMAL", []string{"precision", "scale"}, &Snapshot{Class: classDecimalData, Version: 3, Kind: KindDecimalData}}
+	},
+	"TIMESTAMP": func() sqlLogicalType {
+		return sqlLogicalType{"TimestampType", "TIMESTAMP_WITHOUT_TIME_ZONE", []string{"precision"}, &Snapshot{Class: classTimestampData, Version: 1, Kind: KindTimestampData}}
+	},
 }
+
+// timestampKindEnum is TimestampType's kind.
+var timestampKindEnum = &javaClass{name: logicalPkg + "TimestampKind", flags: scSerializable | scEnum, super: javaEnumClass}
 
 func basic(name string) *Snapshot {
 	s, _ := BasicSnapshot(name)
@@ -73,8 +89,8 @@ func basic(name string) *Snapshot {
 
 // DeclareRowData returns the snapshot of the RowDataSerializer Flink's SQL operators use for a
 // row of the given field types, each written as LogicalTypeSQL renders it: BOOLEAN, TINYINT,
-// SMALLINT, INT, BIGINT, FLOAT, DOUBLE, VARCHAR(n), CHAR(n), BINARY(n), VARBINARY(n), each
-// optionally NOT NULL.
+// SMALLINT, INT, BIGINT, FLOAT, DOUBLE, VARCHAR(n), CHAR(n), BINARY(n), VARBINARY(n),
+// DECIMAL(p, s), TIMESTAMP(p) (regular, not a time attribute), each optionally NOT NULL.
 func DeclareRowData(fields []string) (*Snapshot, error) { return declareRow(fields, 0) }
 
 func declareRow(fields []string, depth int) (*Snapshot, error) {
@@ -128,7 +144,7 @@ func (w *javaStream) logicalType(sql string, depth int) (*Snapshot, error) {
 	mk, ok := sqlLogicalTypes[name]
 	if !ok {
 		return nil, fmt.Errorf("SQL type %q: statecraft declares BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, "+
-			"VARCHAR(n), CHAR(n), BINARY(n), VARBINARY(n) (each optionally NOT NULL), the RAW fields of state-backed "+
+			"VARCHAR(n), CHAR(n), BINARY(n), VARBINARY(n), DECIMAL(p, s), TIMESTAMP(p) (each optionally NOT NULL), the RAW fields of state-backed "+
 			"MapViews and ListViews and the STRUCTURED accumulators of built-in functions of them", sql)
 	}
 	lt := mk()
@@ -137,7 +153,8 @@ func (w *javaStream) logicalType(sql string, depth int) (*Snapshot, error) {
 		p, closed := strings.CutSuffix(strings.TrimSpace(params), ")")
 		for _, a := range strings.Split(p, ",") {
 			n, err := strconv.ParseInt(strings.TrimSpace(a), 10, 32)
-			if err != nil || !closed || n < 1 {
+			// A DECIMAL's scale and a TIMESTAMP's precision may be 0.
+			if err != nil || !closed || n < 1 && !(name == "DECIMAL" && len(vals) == 1 || name == "TIMESTAMP") || n < 0 {
 				return nil, fmt.Errorf("SQL type %q: parameters must be positive integers in parentheses", sql)
 			}
 			vals = append(vals, int32(n))
@@ -150,13 +167,26 @@ func (w *javaStream) logicalType(sql string, depth int) (*Snapshot, error) {
 	for _, f := range lt.ints {
 		c.fields = append(c.fields, javaField{code: 'I', name: f})
 	}
+	timestamp := lt.class == "TimestampType"
+	if timestamp {
+		c.fields = append(c.fields, javaField{'L', "kind", "L" + slashed(logicalPkg) + "TimestampKind;"})
+	}
 	w.object(c, func() {
 		w.boolean(nullable)
 		w.enum(logicalTypeRootEnum, lt.root)
 		for _, v := range vals {
 			w.i32(v)
 		}
+		if timestamp {
+			w.enum(timestampKindEnum, "REGULAR")
+		}
 	})
+	switch lt.field.Kind {
+	case KindDecimalData:
+		lt.field.Precision, lt.field.Scale = vals[0], vals[1]
+	case KindTimestampData:
+		lt.field.Precision = vals[0]
+	}
 	return lt.field, nil
 }
 
