@@ -258,8 +258,9 @@ func loadRefused(t *testing.T, src, name, text, want string) {
 // DISTINCT, SUM and MIN-over-retraction aggregate of testdata/specs/sql-distinct-aggregate.yaml
 // loaded with data views no job produced, carried on likewise (createSQLViewsSpec), and created
 // --like Flink's savepoint of it from its dump (createSQLViewsLike), and the same two ways the
-// COUNT DISTINCT aggregate over strings of testdata/specs/sql-distinct-string.yaml
-// (createSQLStringViewsSpec, createSQLStringViewsLike); savepoints
+// COUNT DISTINCT aggregates over strings of testdata/specs/sql-distinct-string.yaml
+// (createSQLStringViewsSpec, createSQLStringViewsLike) and over decimals and timestamps of
+// sql-distinct-decimal.yaml (createSQLDecimalViewsSpec, createSQLDecimalViewsLike); savepoints
 // declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
 // dumps, finding exactly their state; a savepoint whose entries were deleted by predicate
 // (migrate patch --delete-where), finding exactly the rest; one declared with a state's type
@@ -310,6 +311,12 @@ func TestOracleWrite(t *testing.T) {
 	dst, planExpect = createSQLStringViewsSpec(t)
 	args = append(args, dst, planExpect)
 	dst, planExpect = createSQLStringViewsLike(t)
+	args = append(args, dst, planExpect)
+	// The same two ways COUNT(DISTINCT) over DECIMAL(10, 2) and TIMESTAMP(3) columns
+	// (testdata/specs/sql-distinct-decimal.yaml): views keyed by DecimalData and TimestampData.
+	dst, planExpect = createSQLDecimalViewsSpec(t)
+	args = append(args, dst, planExpect)
+	dst, planExpect = createSQLDecimalViewsLike(t)
 	args = append(args, dst, planExpect)
 	// Declared savepoints (testdata/specs) judged by the expectations of the fixtures they
 	// declare; the last declares score as Long where the job has Integer, and must be refused.

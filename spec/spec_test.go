@@ -66,9 +66,14 @@ func TestReadRefusals(t *testing.T) {
 	}
 	os.WriteFile(miniBatch, []byte(text), 0o644)
 	// The DISTINCT-over-strings aggregate with its first DISTINCT over two columns (a view keyed
-	// by a row), and with its CHAR(3) column a DATE (a key whose serializer is not derived).
+	// by a row), and with its CHAR(3) column a DATE, and the DECIMAL and TIMESTAMP one with its
+	// TIMESTAMP(3) a TIMESTAMP_LTZ (keys whose serializer is not derived).
 	editPlan := func(name string, from, to string) string {
-		b, err := os.ReadFile("../testdata/specs/sql-distinct-string.json")
+		file := "../testdata/specs/sql-distinct-string.json"
+		if strings.Contains(from, "TIMESTAMP") {
+			file = "../testdata/specs/sql-distinct-decimal.json"
+		}
+		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,9 +87,12 @@ func TestReadRefusals(t *testing.T) {
 	}
 	twoColumns := editPlan("two-columns", `"argList" : [ 1 ],`, `"argList" : [ 1, 2 ],`)
 	date := editPlan("date", "`c` CHAR(3)", "`c` DATE")
+	ltz := editPlan("ltz", "`t` TIMESTAMP(3)", "`t` TIMESTAMP(3) WITH LOCAL TIME ZONE")
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"distinct over two columns", "operators:\n  - {plan: " + twoColumns + ", node: 3}\n",
 			"node 3: state distinctAcc_0 holds Map<External<Row<VARCHAR(2147483647), VARCHAR(20)>>, External<Long>>: DISTINCT over several columns (VARCHAR(2147483647), VARCHAR(20)), whose key is a row: statecraft declares the views of DISTINCT over one column"},
+		{"distinct over a TIMESTAMP_LTZ", "operators:\n  - {plan: " + ltz + ", node: 3}\n",
+			"node 3: the accumulator row is not derived: distinctAcc_1: DISTINCT over a TIMESTAMP(3) WITH LOCAL TIME ZONE column: statecraft does not derive its view's key serializer"},
 		{"distinct over a date", "operators:\n  - {plan: " + date + ", node: 3}\n", "node 3: the accumulator row is not derived: distinctAcc_2: DISTINCT over a DATE column: statecraft does not derive its view's key serializer"},
 		{"mini-batch", "operators:\n  - {plan: " + miniBatch + ", node: 3}\n", "node 3 runs in a mini-batch operator (table.exec.mini-batch.enabled), whose states statecraft does not declare"},
 		{"plan and uid", "operators:\n  - {plan: " + plan + ", node: 3, uid: a}\n", "spec.yaml:2: operators[0]: plan " + plan + ": a plan's operator takes its uid, key type and states from the plan; declare none of them"},

@@ -150,10 +150,12 @@ func (o *Operator) fromPlan(dir string) error {
 // FLOAT or BOOLEAN. Internal<x> is the ExternalSerializer of a DISTINCT key, over the argument
 // column's internal DataType (DataTypeUtils.toInternalDataType: nullability and length as the
 // column has them, plan.Node.DistinctKeyTypes): the boxed class for those types, StringData for
-// VARCHAR(n) (STRING) and CHAR(n), whose keys are StringDataSerializer's bytes. Other views
-// (FIRST_VALUE and LAST_VALUE over retractions: arrays of orders; LISTAGG over retractions: list
-// views of strings; MIN/MAX over retractions of strings; DISTINCT over DECIMAL, TIMESTAMP or
-// several columns) are refused by name. TestDeclareSQLHeaders holds the headers to Flink's.
+// VARCHAR(n) (STRING) and CHAR(n), DecimalData for DECIMAL(p, s), TimestampData for
+// TIMESTAMP(p), whose keys are StringDataSerializer's, DecimalDataSerializer's and
+// TimestampDataSerializer's bytes. Other views (FIRST_VALUE and LAST_VALUE over retractions:
+// arrays of orders; LISTAGG over retractions: list views of strings; MIN/MAX over retractions of
+// strings, decimals or timestamps; DISTINCT over other types or several columns) are refused by
+// name. TestDeclareSQLHeaders holds the headers to Flink's.
 
 // viewSQL maps the Java types plan.ValueType names a view's keys and values by to their SQL types.
 var viewSQL = map[string]string{"Long": "BIGINT", "Integer": "INT", "Short": "SMALLINT", "Byte": "TINYINT",
