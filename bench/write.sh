@@ -11,6 +11,7 @@
 #      - oracle bench-spa-bootstrap-jsonl reads the same JSONL dump statecraft reads (FileSource,
 #        one Jackson parse a line, keyBy key) and writes the same savepoint: the same work as
 #        statecraft, the like-for-like peer;
+#      The same create from the dump as CSV (dump --format csv) is timed too, without a peer;
 #   2. migrate patch of 1,000 keys into that savepoint: within 2x of migrate rescale (to
 #      parallelism 4, max parallelism kept at the bench savepoint's 128) reading the same
 #      savepoint.
@@ -53,6 +54,11 @@ if [ ! -s "$dump" ]; then
   "$sc" savepoint dump "$sp" > "$dump.tmp" && mv "$dump.tmp" "$dump"
 fi
 entries=$(wc -l < "$dump")
+dump_csv="$sp.dump.csv"
+if [ ! -s "$dump_csv" ]; then
+  log "dumping $sp as CSV"
+  "$sc" savepoint dump "$sp" --format csv > "$dump_csv.tmp" && mv "$dump_csv.tmp" "$dump_csv"
+fi
 
 # timed CMD...: runs it under GNU time; sets secs, cpu (user + system seconds) and rss_kib.
 timed() {
@@ -90,6 +96,20 @@ rm -rf "$work/spaj" "$work/spaj.jsonl"
 create_best=$(printf '%s\n' "${create_t[@]}" | best)
 create_cpu_best=$(printf '%s\n' "${create_cpu[@]}" | best)
 
+# The same savepoint from the dump as CSV (dump --format csv): a database export's usual form.
+csv_t=(); csv_cpu=(); csv_rss=0
+for i in $(seq "$runs"); do
+  rm -rf "$work/created"
+  timed "$sc" savepoint create "$work/created" --like "$sp" --data "$dump_csv"
+  csv_t+=("$secs"); csv_cpu+=("$cpu"); [ "$rss_kib" -gt "$csv_rss" ] && csv_rss=$rss_kib
+  log "create from CSV run $i: $secs s (cpu $cpu s), peak RSS $((rss_kib / 1024)) MiB"
+done
+"$sc" savepoint dump "$work/created" | sort > "$work/created.jsonl"
+sort "$dump" | cmp -s - "$work/created.jsonl" || { echo "bench/write.sh: the savepoint created from CSV does not dump to the input" >&2; exit 1; }
+rm -rf "$work/created" "$work/created.jsonl"
+csv_best=$(printf '%s\n' "${csv_t[@]}" | best)
+csv_cpu_best=$(printf '%s\n' "${csv_cpu[@]}" | best)
+
 # ---------- 2. patch 1,000 keys vs rescale ----------
 # 1,000 keys spread over the key space: their value state (3k) set to -k-1, so that every
 # record changes its entry (key 0's count is 0).
@@ -121,6 +141,7 @@ Input: bench-savepoint (Flink 2.3.0), $keys keys x (1 + $map_per_key) = $entries
 |---|---|---|---|---|
 | savepoint create --like --data ($entries entries) | ${create_best} s (cpu ${create_cpu_best} s), peak RSS $((create_rss / 1024)) MiB | State Processor API bootstrap ${spa_t} s (cpu ${spa_cpu} s, RSS $((spa_rss / 1024)) MiB) | $(ratio "$spa_t" "$create_best")x faster; cpu $(ratio "$spa_cpu" "$create_cpu_best")x less | >= 20x, RSS < 256 MiB |
 | savepoint create --like --data ($entries entries) vs State Processor API bootstrap reading the same JSONL | ${create_best} s (cpu ${create_cpu_best} s), peak RSS $((create_rss / 1024)) MiB | bench-spa-bootstrap-jsonl ${spaj_t} s (cpu ${spaj_cpu} s, RSS $((spaj_rss / 1024)) MiB) | $(ratio "$spaj_t" "$create_best")x faster; cpu $(ratio "$spaj_cpu" "$create_cpu_best")x less | >= 20x, RSS < 256 MiB |
+| savepoint create --like --data DUMP.csv ($entries rows, $(($(stat -c %s "$dump_csv") / 1048576)) MiB) | ${csv_best} s (cpu ${csv_cpu_best} s), peak RSS $((csv_rss / 1024)) MiB | - | $(ratio "$csv_best" "$create_best")x the JSONL create's time | RSS < 256 MiB |
 | migrate patch, 1,000 keys | ${patch_best} s (cpu ${patch_cpu_best} s), peak RSS $((patch_rss / 1024)) MiB | migrate rescale --parallelism 4 ${rescale_best} s (cpu ${rescale_cpu_best} s) | $(ratio "$patch_best" "$rescale_best")x the rescale's time; cpu $(ratio "$patch_cpu_best" "$rescale_cpu_best")x | <= 2x |
 MD
 )
