@@ -122,36 +122,7 @@ func createSQLStringViewsLike(t *testing.T) (dst, expect string) {
 // dump it is Flink's state again; and stringViewsLines of what Flink's groups saw are the lines
 // Flink's dump has.
 func TestLoadSpecSQLStringViews(t *testing.T) {
-	flink := filepath.Join("..", "testdata", "specs", stringViewsSpec+"-savepoint")
-	var want []string
-	for _, l := range dumpKeyed(t, flink) {
-		if strings.Contains(l, `"operator":"uid:3_group-aggregate"`) {
-			want = append(want, l)
-		}
-	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(want, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	declared, _ := run(t, declare(t, readSpec(t, stringViewsSpec)), Options{}, &Load{Data: data})
-	like, _ := run(t, flink, Options{}, &Load{Data: data})
-	slices.Sort(want)
-	for _, dst := range []string{declared, like} {
-		got := dumpKeyed(t, dst)
-		slices.Sort(got)
-		if !slices.Equal(got, want) || len(want) != 14 {
-			t.Fatalf("%s holds\n%s\nFlink's\n%s", dst, strings.Join(got, "\n"), strings.Join(want, "\n"))
-		}
-		flinkRows, ourRows := accRowsOf(t, flink, "3_group-aggregate"), accRowsOf(t, dst, "3_group-aggregate")
-		if len(flinkRows) != 2 || len(ourRows) != len(flinkRows) {
-			t.Fatalf("%d accumulator rows written, Flink wrote %d", len(ourRows), len(flinkRows))
-		}
-		for key, raw := range flinkRows {
-			if !bytes.Equal(ourRows[key], raw) {
-				t.Errorf("key %s: accumulator row\n%x\nFlink wrote\n%x", key, ourRows[key], raw)
-			}
-		}
-	}
+	want := loadedLikeFlink(t, stringViewsSpec, 14)
 	// Flink's groups as stringViewsLines: the same entries (key group and namespace aside).
 	lines := stringViewsLines(t, []stringViewsGroup{
 		{key: 1, views: [3][]string{{"alice", "bob"}, {"home", "/a/b"}, {"aaa", "bbb"}}, nulls: [3]bool{true, true, true}, rows: 4},
@@ -290,36 +261,7 @@ func createSQLDecimalViewsLike(t *testing.T) (dst, expect string) {
 // savepoint, hold exactly the dumped entries and Flink's accumulator rows byte for byte; and
 // decimalViewsLines of what Flink's groups saw are the entries of Flink's dump.
 func TestLoadSpecSQLDecimalViews(t *testing.T) {
-	flink := filepath.Join("..", "testdata", "specs", decimalViewsSpec+"-savepoint")
-	var want []string
-	for _, l := range dumpKeyed(t, flink) {
-		if strings.Contains(l, `"operator":"uid:3_group-aggregate"`) {
-			want = append(want, l)
-		}
-	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(want, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	declared, _ := run(t, declare(t, readSpec(t, decimalViewsSpec)), Options{}, &Load{Data: data})
-	like, _ := run(t, flink, Options{}, &Load{Data: data})
-	slices.Sort(want)
-	for _, dst := range []string{declared, like} {
-		got := dumpKeyed(t, dst)
-		slices.Sort(got)
-		if !slices.Equal(got, want) || len(want) != 10 {
-			t.Fatalf("%s holds\n%s\nFlink's\n%s", dst, strings.Join(got, "\n"), strings.Join(want, "\n"))
-		}
-		flinkRows, ourRows := accRowsOf(t, flink, "3_group-aggregate"), accRowsOf(t, dst, "3_group-aggregate")
-		if len(flinkRows) != 2 || len(ourRows) != len(flinkRows) {
-			t.Fatalf("%d accumulator rows written, Flink wrote %d", len(ourRows), len(flinkRows))
-		}
-		for key, raw := range flinkRows {
-			if !bytes.Equal(ourRows[key], raw) {
-				t.Errorf("key %s: accumulator row\n%x\nFlink wrote\n%x", key, ourRows[key], raw)
-			}
-		}
-	}
+	want := loadedLikeFlink(t, decimalViewsSpec, 10)
 	lines := decimalViewsLines([]decimalViewsGroup{
 		{key: 1, views: [2][]string{{"12.50", "3.00"}, {`"2024-03-01T10:00:00.125"`, `"1969-12-31T23:59:59.999"`}}, nulls: [2]bool{true, true}, rows: 4},
 		{key: 2, views: [2][]string{{"-99999999.99"}, {`"2024-03-02T00:00:00"`}}, rows: 1},
@@ -347,4 +289,43 @@ func TestLoadSpecSQLDecimalViews(t *testing.T) {
 	if !slices.Equal(a, b) {
 		t.Errorf("decimalViewsLines\n%s\nFlink's dump\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
+}
+
+// loadedLikeFlink loads the entries of the group aggregate (uid 3_group-aggregate) from the dump
+// of Flink's savepoint of spec into the savepoint spec declares and into one created --like
+// Flink's, and checks that each holds exactly those n entries and Flink's two accumulator rows
+// byte for byte. It returns the entries, sorted.
+func loadedLikeFlink(t *testing.T, spec string, n int) []string {
+	t.Helper()
+	flink := filepath.Join("..", "testdata", "specs", spec+"-savepoint")
+	var want []string
+	for _, l := range dumpKeyed(t, flink) {
+		if strings.Contains(l, `"operator":"uid:3_group-aggregate"`) {
+			want = append(want, l)
+		}
+	}
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(want, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	declared, _ := run(t, declare(t, readSpec(t, spec)), Options{}, &Load{Data: data})
+	like, _ := run(t, flink, Options{}, &Load{Data: data})
+	slices.Sort(want)
+	for _, dst := range []string{declared, like} {
+		got := dumpKeyed(t, dst)
+		slices.Sort(got)
+		if !slices.Equal(got, want) || len(want) != n {
+			t.Fatalf("%s holds\n%s\nFlink's\n%s", dst, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		flinkRows, ourRows := accRowsOf(t, flink, "3_group-aggregate"), accRowsOf(t, dst, "3_group-aggregate")
+		if len(flinkRows) != 2 || len(ourRows) != len(flinkRows) {
+			t.Fatalf("%d accumulator rows written, Flink wrote %d", len(ourRows), len(flinkRows))
+		}
+		for key, raw := range flinkRows {
+			if !bytes.Equal(ourRows[key], raw) {
+				t.Errorf("key %s: accumulator row\n%x\nFlink wrote\n%x", key, ourRows[key], raw)
+			}
+		}
+	}
+	return want
 }

@@ -5,9 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -116,27 +113,7 @@ func TestReadCSVBlocks(t *testing.T) {
 		return loadedParts(sp.Metadata.Operators, ops)
 	}()
 	read := func(t *testing.T, text string, mapped bool) (string, error) {
-		sp := open(t, src)
-		s := &session{src: sp, m: sp.Metadata}
-		ops, labels, err := s.loadOps()
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := filepath.Join(t.TempDir(), "data.csv")
-		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		var r io.Reader = f
-		if !mapped {
-			r = io.MultiReader(f) // not an *os.File: read, not mapped
-		}
-		err = readData(name, r, ops, labels, &loadSpill{dir: t.TempDir(), budget: 1 << 40}, true)
-		return loadedParts(sp.Metadata.Operators, ops), err
+		return readText(t, src, "data.csv", text, mapped)
 	}
 	bad := append([]string(nil), data...)
 	bad[30000] = `{"operator":"uid:nope"}`

@@ -277,31 +277,7 @@ func TestReadJSONLBlocks(t *testing.T) {
 		}
 	}
 	mapped := true // read by its mapping (a file), or else by Read (a stream)
-	read := func(t *testing.T, text string) (string, error) {
-		sp := open(t, src)
-		s := &session{src: sp, m: sp.Metadata}
-		ops, labels, err := s.loadOps()
-		if err != nil {
-			t.Fatal(err)
-		}
-		budget := int64(1 << 40)
-		lsp := &loadSpill{dir: t.TempDir(), budget: budget}
-		name := filepath.Join(t.TempDir(), "data.jsonl")
-		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		var r io.Reader = f
-		if !mapped {
-			r = io.MultiReader(f) // not an *os.File: read, not mapped
-		}
-		err = readData(name, r, ops, labels, lsp, true)
-		return loadedParts(sp.Metadata.Operators, ops), err
-	}
+	read := func(t *testing.T, text string) (string, error) { return readText(t, src, "data.jsonl", text, mapped) }
 	text := strings.Join(data, "\n")
 	// The same records one by one through the decoding path are the reference.
 	ref := func() string {
@@ -497,4 +473,32 @@ func mappingRSS(t *testing.T, m []byte) int {
 	}
 	t.Fatalf("no mapping at %s in /proc/self/smaps", start)
 	return 0
+}
+
+// readText reads text as the data file name (in a new directory) with readData for the
+// operators of the savepoint src: by its mapping (mapped), or else by Read (a stream). It returns
+// what went into the operators' partitions (loadedParts) and readData's error.
+func readText(t *testing.T, src, name, text string, mapped bool) (string, error) {
+	t.Helper()
+	sp := open(t, src)
+	s := &session{src: sp, m: sp.Metadata}
+	ops, labels, err := s.loadOps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name = filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if !mapped {
+		r = io.MultiReader(f) // not an *os.File: read, not mapped
+	}
+	err = readData(name, r, ops, labels, &loadSpill{dir: t.TempDir(), budget: 1 << 40}, true)
+	return loadedParts(sp.Metadata.Operators, ops), err
 }
