@@ -129,7 +129,7 @@ func (c *csvRecords) next() ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("%s: %w", c.name, err)
 	}
 	line, _ := c.r.FieldPos(0)
-	c.rec, err = c.shape.record(c.rec[:0], row, func() string { return c.name + ":" + strconv.Itoa(line) })
+	c.rec, err = record(c.shape, c.rec[:0], row, func() string { return c.name + ":" + strconv.Itoa(line) })
 	if err != nil {
 		return nil, 0, err
 	}

@@ -121,11 +121,12 @@ func csvShapeOf(name string, head []string) (*csvShape, error) {
 
 // record appends to dst the JSON object of one row (where: FILE:LINE, for errors): text
 // columns as strings, other cells as the JSON they hold or, when they hold none, as strings;
-// empty cells left out (csvFields).
-func (c *csvShape) record(dst []byte, row []string, where func() string) ([]byte, error) {
+// empty cells left out (csvFields). The cells are strings (encoding/csv's) or the bytes of an
+// unquoted line (splitPlain).
+func record[C string | []byte](c *csvShape, dst []byte, row []C, where func() string) ([]byte, error) {
 	dst = append(dst, '{')
 	for i, cell := range row {
-		if cell == "" {
+		if len(cell) == 0 {
 			continue
 		}
 		if len(dst) > 1 {
@@ -140,7 +141,7 @@ func (c *csvShape) record(dst []byte, row []string, where func() string) ([]byte
 				dst = append(append(append(dst, '"'), cell...), '"')
 				break
 			}
-			q, err := json.Marshal(cell)
+			q, err := json.Marshal(string(cell))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", where(), c.cols[i], err)
 			}
@@ -154,11 +155,11 @@ func (c *csvShape) record(dst []byte, row []string, where func() string) ([]byte
 
 // jsonInteger reports whether s is an integer as JSON writes it (-?(0|[1-9][0-9]*)): the
 // cells of most columns, which then need no JSON validation.
-func jsonInteger(s string) bool {
-	if s != "" && s[0] == '-' {
+func jsonInteger[C string | []byte](s C) bool {
+	if len(s) > 0 && s[0] == '-' {
 		s = s[1:]
 	}
-	if s == "" || (s[0] == '0' && len(s) > 1) {
+	if len(s) == 0 || (s[0] == '0' && len(s) > 1) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -171,7 +172,7 @@ func jsonInteger(s string) bool {
 
 // plainString reports whether s is printable ASCII that JSON writes as it is between quotes
 // (no quote, backslash, control character, or <, >, & that encoding/json escapes).
-func plainString(s string) bool {
+func plainString[C string | []byte](s C) bool {
 	for i := 0; i < len(s); i++ {
 		switch b := s[i]; {
 		case b < 0x20 || b >= 0x7f, b == '"', b == '\\', b == '<', b == '>', b == '&':
@@ -181,33 +182,85 @@ func plainString(s string) bool {
 	return true
 }
 
-// batchCSV encodes the rows of bt, whole CSV records, stopping at the first error.
+// batchCSV encodes the rows of bt, whole CSV records, stopping at the first error. A line
+// without a quote is split at its commas where it lies (splitPlain); a record with quotes is
+// read by encoding/csv, from where it starts.
 func (w *loadWorker) batchCSV(bt *loadBatch) {
-	r := csv.NewReader(bytes.NewReader(bt.data))
-	r.ReuseRecord = true
-	r.FieldsPerRecord = len(w.csv.cols)
-	for {
-		row, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return
+	data, line := bt.data, bt.first
+	for len(data) > 0 {
+		end := bytes.IndexByte(data, '\n')
+		if end < 0 {
+			end = len(data)
 		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				// field counts and quoting: the reader's own message, at the line in the file
-				bt.err = fmt.Errorf("%s:%d: %w", w.name, bt.first+pe.StartLine-1, pe.Err)
-			} else {
-				bt.err = fmt.Errorf("%s: %w", w.name, err)
+		if bytes.IndexByte(data[:end], '"') < 0 {
+			text := data[:end]
+			if len(text) > 0 && text[len(text)-1] == '\r' {
+				text = text[:len(text)-1] // as encoding/csv, before a line break or the end
 			}
+			if len(text) > 0 { // blank lines are skipped, as encoding/csv skips them
+				if !w.splitPlain(text) {
+					bt.err = fmt.Errorf("%s:%d: %w", w.name, line, csv.ErrFieldCount)
+					return
+				}
+				if bt.err = csvRow(w, bt, w.csvCells, line); bt.err != nil {
+					return
+				}
+			}
+			data, line = data[min(end+1, len(data)):], line+1
+			continue
+		}
+		n, lines, err := w.quotedRecord(bt, data, line)
+		if err != nil {
+			bt.err = err
 			return
 		}
-		at, _ := r.FieldPos(0)
-		line := bt.first + at - 1
-		if w.csvRec, bt.err = w.csv.record(w.csvRec[:0], row, func() string { return w.name + ":" + strconv.Itoa(line) }); bt.err != nil {
-			return
-		}
-		if bt.err = w.record(bt, w.csvRec, line); bt.err != nil {
-			return
-		}
+		data, line = data[n:], line+lines
 	}
+}
+
+// splitPlain splits a line without quotes at its commas into w.csvCells, and reports whether
+// it has the header's number of fields.
+func (w *loadWorker) splitPlain(text []byte) bool {
+	cells := w.csvCells[:0]
+	for len(cells) <= len(w.csv.cols) {
+		i := bytes.IndexByte(text, ',')
+		if i < 0 {
+			cells = append(cells, text)
+			break
+		}
+		cells, text = append(cells, text[:i]), text[i+1:]
+	}
+	w.csvCells = cells
+	return len(cells) == len(w.csv.cols)
+}
+
+// quotedRecord reads the record at the start of data (line: its line in the file) with
+// encoding/csv and encodes it: the bytes and the line breaks it took.
+func (w *loadWorker) quotedRecord(bt *loadBatch, data []byte, line int) (int, int, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = len(w.csv.cols)
+	row, err := r.Read()
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			// field counts and quoting: the reader's own message, at the line in the file
+			return 0, 0, fmt.Errorf("%s:%d: %w", w.name, line+pe.StartLine-1, pe.Err)
+		}
+		return 0, 0, fmt.Errorf("%s:%d: %w", w.name, line, err)
+	}
+	at, _ := r.FieldPos(0)
+	n := int(r.InputOffset())
+	if err := csvRow(w, bt, row, line+at-1); err != nil {
+		return 0, 0, err
+	}
+	return n, bytes.Count(data[:n], []byte{'\n'}), nil
+}
+
+// csvRow encodes one row, the record starting at line (of the file).
+func csvRow[C string | []byte](w *loadWorker, bt *loadBatch, row []C, line int) error {
+	var err error
+	if w.csvRec, err = record(w.csv, w.csvRec[:0], row, func() string { return w.name + ":" + strconv.Itoa(line) }); err != nil {
+		return err
+	}
+	return w.record(bt, w.csvRec, line)
 }

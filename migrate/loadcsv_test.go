@@ -188,3 +188,58 @@ func TestCSVCellFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchCSVAgreesWithEncodingCSV: the rows a worker splits itself (lines without quotes) and
+// those it hands to encoding/csv give the records and errors of the sequential reader
+// (csvRecords, all encoding/csv): carriage returns, blank lines, empty cells, spaces, a last
+// line without a line break, and rows with too many or too few fields, next to quoted ones.
+func TestBatchCSVAgreesWithEncodingCSV(t *testing.T) {
+	src := fixture(t, "keyed-hashmap")
+	head := "operator,state,key,userKey,value\n"
+	for _, tc := range []struct{ name, rows string }{
+		{"plain", "uid:int-keyed,count,4,,7\nuid:int-keyed,seen,4,m1,28\n"},
+		{"carriage returns", "uid:int-keyed,count,4,,7\r\nuid:int-keyed,seen,4,m1,28\r\n"},
+		{"blank lines", "\nuid:int-keyed,count,4,,7\n\r\n\nuid:int-keyed,seen,4,m1,28\n\n"},
+		{"no final line break", "uid:int-keyed,count,4,,7\nuid:int-keyed,seen,4,m1,28"},
+		{"no final line break, carriage return", "uid:int-keyed,count,4,,7\nuid:int-keyed,seen,4,m1,28\r"},
+		{"quoted next to plain", "uid:int-keyed,seen,4,\"m\n1\",28\nuid:int-keyed,count,4,,7\n\"uid:int-keyed\",count,5,,\"8\"\n"},
+		{"spaces", "uid:int-keyed,seen,4, m1 ,28\n"},
+		{"too many fields", "uid:int-keyed,count,4,,7\nuid:int-keyed,count,4,,7,\n"},
+		{"too few fields", "uid:int-keyed,count,4,,7\nuid:int-keyed,count,4\n"},
+		{"too few after quoted", "uid:int-keyed,seen,4,\"m\n\n1\",28\nuid:int-keyed,count\n"},
+		{"bad value", "uid:int-keyed,count,4,,7\nuid:int-keyed,count,5,,x\n"},
+		{"bare quote", "uid:int-keyed,count,4,,7\nuid:int-keyed,se\"en,5,,1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := head + tc.rows
+			// The reference: the sequential reader's records, decoded one by one.
+			want, wantErr := func() (string, error) {
+				sp := open(t, src)
+				s := &session{src: sp, m: sp.Metadata}
+				ops, labels, err := s.loadOps()
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := newLoadWorker("data.csv", ops, labels, true)
+				lsp := &loadSpill{dir: t.TempDir(), budget: 1 << 40}
+				err = eachRecord("data.csv", strings.NewReader(text), func(rec []byte, where string) error {
+					bt := &loadBatch{}
+					bt.reset()
+					bt.err = w.decoded(bt, rec, where)
+					return bt.apply(lsp)
+				})
+				w.addUp()
+				return loadedParts(sp.Metadata.Operators, ops), err
+			}()
+			for _, mapped := range []bool{true, false} {
+				got, err := readText(t, src, "data.csv", text, mapped)
+				if (err == nil) != (wantErr == nil) || (err != nil && !strings.HasSuffix(err.Error(), strings.TrimPrefix(wantErr.Error(), "data.csv"))) {
+					t.Fatalf("mapped %v: error %v, the sequential reader's %v", mapped, err, wantErr)
+				}
+				if err == nil && got != want {
+					t.Fatalf("mapped %v: records\n%s\nthe sequential reader's\n%s", mapped, got, want)
+				}
+			}
+		})
+	}
+}

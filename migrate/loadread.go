@@ -67,8 +67,9 @@ type loadWorker struct {
 	kgLo  *loadOp
 	kg    int32
 	// a CSV file's columns (nil: JSONL), and the JSON object of the row being encoded
-	csv    *csvShape
-	csvRec []byte
+	csv      *csvShape
+	csvRec   []byte
+	csvCells [][]byte
 }
 
 // workerOp is what a worker has of one keyed operator: its own encoder and hasher (they keep
