@@ -102,7 +102,8 @@ FUZZ_TARGETS := ./ttl:FuzzParseFlink ./ttl:FuzzParseInput ./plan:FuzzPlanTTLEdit
 	./statecore/metadata:FuzzDecode ./statecore/keyed:FuzzKeyedStream \
 	./statecore/opstate:FuzzOperatorState ./migrate:FuzzParseScript \
 	./statecore/rocksdb:FuzzBlock ./statecore/rocksdb:FuzzManifest ./statecore/metadata:FuzzIncrementalHandle \
-	./statecore/sourcestate:FuzzSourceState ./migrate:FuzzLineDecoder ./migrate:FuzzLoadFastPath
+	./statecore/sourcestate:FuzzSourceState ./migrate:FuzzLineDecoder ./migrate:FuzzLoadFastPath \
+	./migrate:FuzzCSVBlocks
 FUZZTIME ?= 10m
 FUZZTIME_BRIEF ?= 100x
 FUZZ_PARALLEL ?= 1

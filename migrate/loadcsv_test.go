@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -212,34 +214,71 @@ func TestBatchCSVAgreesWithEncodingCSV(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := head + tc.rows
-			// The reference: the sequential reader's records, decoded one by one.
-			want, wantErr := func() (string, error) {
-				sp := open(t, src)
-				s := &session{src: sp, m: sp.Metadata}
-				ops, labels, err := s.loadOps()
-				if err != nil {
-					t.Fatal(err)
-				}
-				w := newLoadWorker("data.csv", ops, labels, true)
-				lsp := &loadSpill{dir: t.TempDir(), budget: 1 << 40}
-				err = eachRecord("data.csv", strings.NewReader(text), func(rec []byte, where string) error {
-					bt := &loadBatch{}
-					bt.reset()
-					bt.err = w.decoded(bt, rec, where)
-					return bt.apply(lsp)
-				})
-				w.addUp()
-				return loadedParts(sp.Metadata.Operators, ops), err
-			}()
+			want, wantErr := readSequentialCSV(t, src, text)
 			for _, mapped := range []bool{true, false} {
-				got, err := readText(t, src, "data.csv", text, mapped)
-				if (err == nil) != (wantErr == nil) || (err != nil && !strings.HasSuffix(err.Error(), strings.TrimPrefix(wantErr.Error(), "data.csv"))) {
-					t.Fatalf("mapped %v: error %v, the sequential reader's %v", mapped, err, wantErr)
-				}
-				if err == nil && got != want {
-					t.Fatalf("mapped %v: records\n%s\nthe sequential reader's\n%s", mapped, got, want)
-				}
+				sameAsSequential(t, src, text, mapped, want, wantErr)
 			}
 		})
 	}
+}
+
+// readSequentialCSV is the reference for a CSV data file's text: the sequential reader's
+// records (csvRecords, all encoding/csv), decoded one by one, as loadedParts, and its error.
+func readSequentialCSV(t *testing.T, src, text string) (string, error) {
+	t.Helper()
+	sp := open(t, src)
+	s := &session{src: sp, m: sp.Metadata}
+	ops, labels, err := s.loadOps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newLoadWorker("data.csv", ops, labels, true)
+	lsp := &loadSpill{dir: t.TempDir(), budget: 1 << 40}
+	err = eachRecord("data.csv", strings.NewReader(text), func(rec []byte, where string) error {
+		bt := &loadBatch{}
+		bt.reset()
+		bt.err = w.decoded(bt, rec, where)
+		return bt.apply(lsp)
+	})
+	w.addUp()
+	return loadedParts(sp.Metadata.Operators, ops), err
+}
+
+// sameAsSequential reads text as a CSV data file in blocks (mapped or streamed) and fails t
+// unless it gives the sequential reader's records (want) or error (wantErr, the same message
+// after the file's name).
+func sameAsSequential(t *testing.T, src, text string, mapped bool, want string, wantErr error) {
+	t.Helper()
+	got, err := readText(t, src, "data.csv", text, mapped)
+	if (err == nil) != (wantErr == nil) || (err != nil && !strings.HasSuffix(err.Error(), strings.TrimPrefix(wantErr.Error(), "data.csv"))) {
+		t.Fatalf("mapped %v: error %v, the sequential reader's %v", mapped, err, wantErr)
+	}
+	if err == nil && got != want {
+		t.Fatalf("mapped %v: records\n%s\nthe sequential reader's\n%s", mapped, got, want)
+	}
+}
+
+// FuzzCSVBlocks: any rows after keyed-hashmap's CSV header, read in blocks (rows split by the
+// worker or by encoding/csv), mapped or streamed, give the sequential reader's records or its
+// error. Seeds: TestBatchCSVAgreesWithEncodingCSV's rows.
+func FuzzCSVBlocks(f *testing.F) {
+	for _, rows := range []string{
+		"uid:int-keyed,count,4,,7\nuid:int-keyed,seen,4,m1,28\n",
+		"\nuid:int-keyed,count,4,,7\r\n\r\n\nuid:int-keyed,seen,4,m1,28",
+		"uid:int-keyed,seen,4,\"m\n1\",28\nuid:int-keyed,count,4,,7\n\"uid:int-keyed\",count,5,,\"8\"\n",
+		"uid:int-keyed,count,4,,7,\nuid:int-keyed,count,4\n",
+		"uid:int-keyed,se\"en,5,,1\n",
+		"uid:int-keyed,minmax,4,,\"{\"\"f0\"\":1,\"\"f1\"\":2}\"\n",
+	} {
+		f.Add(rows)
+	}
+	src := filepath.Join("..", "testdata", "savepoints", "keyed-hashmap")
+	if _, err := os.Stat(filepath.Join(src, "_metadata")); err != nil {
+		f.Skipf("no keyed-hashmap fixture: %v", err)
+	}
+	f.Fuzz(func(t *testing.T, rows string) {
+		text := "operator,state,key,userKey,value\n" + rows
+		want, wantErr := readSequentialCSV(t, src, text)
+		sameAsSequential(t, src, text, rows != "" && rows[0]%2 == 0, want, wantErr)
+	})
 }
