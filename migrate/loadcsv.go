@@ -21,10 +21,11 @@ import (
 //	uid:a,names,4,"[\n""x""]"\n                  the first \n is inside quotes (1 quote before it)
 //	uid:a,count,4,7\n                            a block may end after either of these
 //
-// Each worker reads its blocks' rows with its own encoding/csv reader (fields per row: the
-// header's), turns each into the JSON object its line in a JSONL file would be (csvRecord) and
-// encodes that as a JSONL line, so the errors are those of the sequential reader (csvRecords),
-// naming the same lines: a block's line numbers start at its first line's number in the file.
+// Each worker splits its blocks' lines without quotes at their commas itself and hands a record
+// with quotes to encoding/csv (fields per row: the header's), turns each row into the JSON
+// object its line in a JSONL file would be (record) and encodes that as a JSONL line, so the
+// errors are those of the sequential reader (csvRecords), naming the same lines: a block's line
+// numbers start at its first line's number in the file.
 
 // csvShape is what every block of a CSV data file is read with: its columns, from the header,
 // and for each the start of its field in a JSON object (`"name":`) and whether it holds text.

@@ -206,6 +206,7 @@ func TestBatchCSVAgreesWithEncodingCSV(t *testing.T) {
 		{"no final line break, carriage return", "uid:int-keyed,count,4,,7\nuid:int-keyed,seen,4,m1,28\r"},
 		{"quoted next to plain", "uid:int-keyed,seen,4,\"m\n1\",28\nuid:int-keyed,count,4,,7\n\"uid:int-keyed\",count,5,,\"8\"\n"},
 		{"spaces", "uid:int-keyed,seen,4, m1 ,28\n"},
+		{"carriage return inside a cell", "uid:int-keyed,seen,4,m\r1,28\nuid:int-keyed,seen,4,m1\r,28\r\n"},
 		{"too many fields", "uid:int-keyed,count,4,,7\nuid:int-keyed,count,4,,7,\n"},
 		{"too few fields", "uid:int-keyed,count,4,,7\nuid:int-keyed,count,4\n"},
 		{"too few after quoted", "uid:int-keyed,seen,4,\"m\n\n1\",28\nuid:int-keyed,count\n"},
