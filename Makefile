@@ -144,6 +144,11 @@ fixtures:
 	$(ORACLE) plans testdata/specs --sql sql-distinct-decimal testdata/specs/sql-distinct-decimal.sql
 	$(ORACLE) sql-savepoint testdata/specs sql-distinct-decimal-savepoint testdata/specs/sql-distinct-decimal.json \
 		testdata/specs/sql-distinct-decimal.savepoint.json
+	# MIN(s), MAX(c), MIN(d), MAX(t) over retractions of STRING, VARCHAR(20), DECIMAL(10, 2) and
+	# TIMESTAMP(3) columns: the agg<i>$map views keyed by StringData, DecimalData and TimestampData
+	$(ORACLE) plans testdata/specs --sql sql-retract-minmax testdata/specs/sql-retract-minmax.sql
+	$(ORACLE) sql-savepoint testdata/specs sql-retract-minmax-savepoint testdata/specs/sql-retract-minmax.json \
+		testdata/specs/sql-retract-minmax.savepoint.json
 	$(ORACLE) metadata-versions testdata/savepoints testdata/metadata-versions
 	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) native-checkpoints testdata/checkpoints
