@@ -122,7 +122,7 @@ func createSQLStringViewsLike(t *testing.T) (dst, expect string) {
 // dump it is Flink's state again; and stringViewsLines of what Flink's groups saw are the lines
 // Flink's dump has.
 func TestLoadSpecSQLStringViews(t *testing.T) {
-	want := loadedLikeFlink(t, stringViewsSpec, 14)
+	want := loadedLikeFlink(t, stringViewsSpec, "3_group-aggregate", 14)
 	// Flink's groups as stringViewsLines: the same entries (key group and namespace aside).
 	lines := stringViewsLines(t, []stringViewsGroup{
 		{key: 1, views: [3][]string{{"alice", "bob"}, {"home", "/a/b"}, {"aaa", "bbb"}}, nulls: [3]bool{true, true, true}, rows: 4},
@@ -261,7 +261,7 @@ func createSQLDecimalViewsLike(t *testing.T) (dst, expect string) {
 // savepoint, hold exactly the dumped entries and Flink's accumulator rows byte for byte; and
 // decimalViewsLines of what Flink's groups saw are the entries of Flink's dump.
 func TestLoadSpecSQLDecimalViews(t *testing.T) {
-	want := loadedLikeFlink(t, decimalViewsSpec, 10)
+	want := loadedLikeFlink(t, decimalViewsSpec, "3_group-aggregate", 10)
 	lines := decimalViewsLines([]decimalViewsGroup{
 		{key: 1, views: [2][]string{{"12.50", "3.00"}, {`"2024-03-01T10:00:00.125"`, `"1969-12-31T23:59:59.999"`}}, nulls: [2]bool{true, true}, rows: 4},
 		{key: 2, views: [2][]string{{"-99999999.99"}, {`"2024-03-02T00:00:00"`}}, rows: 1},
@@ -291,16 +291,16 @@ func TestLoadSpecSQLDecimalViews(t *testing.T) {
 	}
 }
 
-// loadedLikeFlink loads the entries of the group aggregate (uid 3_group-aggregate) from the dump
-// of Flink's savepoint of spec into the savepoint spec declares and into one created --like
+// loadedLikeFlink loads the entries of the group aggregate (uid, as 3_group-aggregate) from the
+// dump of Flink's savepoint of spec into the savepoint spec declares and into one created --like
 // Flink's, and checks that each holds exactly those n entries and Flink's two accumulator rows
 // byte for byte. It returns the entries, sorted.
-func loadedLikeFlink(t *testing.T, spec string, n int) []string {
+func loadedLikeFlink(t *testing.T, spec, uid string, n int) []string {
 	t.Helper()
 	flink := filepath.Join("..", "testdata", "specs", spec+"-savepoint")
 	var want []string
 	for _, l := range dumpKeyed(t, flink) {
-		if strings.Contains(l, `"operator":"uid:3_group-aggregate"`) {
+		if strings.Contains(l, `"operator":"uid:`+uid+`"`) {
 			want = append(want, l)
 		}
 	}
@@ -317,7 +317,7 @@ func loadedLikeFlink(t *testing.T, spec string, n int) []string {
 		if !slices.Equal(got, want) || len(want) != n {
 			t.Fatalf("%s holds\n%s\nFlink's\n%s", dst, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
-		flinkRows, ourRows := accRowsOf(t, flink, "3_group-aggregate"), accRowsOf(t, dst, "3_group-aggregate")
+		flinkRows, ourRows := accRowsOf(t, flink, uid), accRowsOf(t, dst, uid)
 		if len(flinkRows) != 2 || len(ourRows) != len(flinkRows) {
 			t.Fatalf("%d accumulator rows written, Flink wrote %d", len(ourRows), len(flinkRows))
 		}

@@ -265,3 +265,23 @@ func (n *Node) DistinctKeyTypes() ([][]string, string) {
 	}
 	return out, ""
 }
+
+// CallArgTypes are the SQL types of aggregate call i's arguments, each as its input column has
+// it (nullability and length included): MIN and MAX over retractions key their view by
+// ExternalSerializer.of(toInternalDataType(the argument's type).notNull()). It returns why when
+// the node's input row is not read or an argument is not one of its columns.
+func (n *Node) CallArgTypes(i int) ([]string, string) {
+	args, why := n.inputColumns(0)
+	if why != "" {
+		return nil, why
+	}
+	var types []string
+	for _, a := range gjson.Get(n.Raw, fmt.Sprintf("aggCalls.%d.argList", i)).Array() {
+		k := int(a.Int())
+		if k < 0 || k >= len(args) || args[k].Type == "" {
+			return nil, fmt.Sprintf("aggCalls.%d: argument %s is not a column statecraft reads", i, a.Raw)
+		}
+		types = append(types, args[k].Type)
+	}
+	return types, ""
+}
