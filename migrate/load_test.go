@@ -260,7 +260,9 @@ func loadRefused(t *testing.T, src, name, text, want string) {
 // --like Flink's savepoint of it from its dump (createSQLViewsLike), and the same two ways the
 // COUNT DISTINCT aggregates over strings of testdata/specs/sql-distinct-string.yaml
 // (createSQLStringViewsSpec, createSQLStringViewsLike) and over decimals and timestamps of
-// sql-distinct-decimal.yaml (createSQLDecimalViewsSpec, createSQLDecimalViewsLike); savepoints
+// sql-distinct-decimal.yaml (createSQLDecimalViewsSpec, createSQLDecimalViewsLike), and the MIN
+// and MAX over retractions of strings, decimals and timestamps of sql-retract-minmax.yaml
+// (createSQLMinMaxViewsSpec, createSQLMinMaxViewsLike); savepoints
 // declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
 // dumps, finding exactly their state; a savepoint whose entries were deleted by predicate
 // (migrate patch --delete-where), finding exactly the rest; one declared with a state's type
@@ -317,6 +319,16 @@ func TestOracleWrite(t *testing.T) {
 	dst, planExpect = createSQLDecimalViewsSpec(t)
 	args = append(args, dst, planExpect)
 	dst, planExpect = createSQLDecimalViewsLike(t)
+	args = append(args, dst, planExpect)
+	// MIN and MAX over retractions of STRING, VARCHAR(20), DECIMAL(10, 2) and TIMESTAMP(3) columns
+	// (testdata/specs/sql-retract-minmax.yaml), views keyed by StringData, DecimalData and
+	// TimestampData: declared by its plan and loaded with values of its own, a retracted extreme
+	// must fall back to the loaded one and a loaded count must keep its value
+	// (createSQLMinMaxViewsSpec); and Flink's savepoint of it created again from its dump, its
+	// restored rows retracted from the restored views (createSQLMinMaxViewsLike).
+	dst, planExpect = createSQLMinMaxViewsSpec(t)
+	args = append(args, dst, planExpect)
+	dst, planExpect = createSQLMinMaxViewsLike(t)
 	args = append(args, dst, planExpect)
 	// Declared savepoints (testdata/specs) judged by the expectations of the fixtures they
 	// declare; the last declares score as Long where the job has Integer, and must be refused.
