@@ -149,6 +149,10 @@ fixtures:
 	$(ORACLE) plans testdata/specs --sql sql-retract-minmax testdata/specs/sql-retract-minmax.sql
 	$(ORACLE) sql-savepoint testdata/specs sql-retract-minmax-savepoint testdata/specs/sql-retract-minmax.json \
 		testdata/specs/sql-retract-minmax.savepoint.json
+	# LISTAGG(DISTINCT s, '-'): a DISTINCT view keyed by a row of its two argument columns
+	$(ORACLE) plans testdata/specs --sql sql-distinct-columns testdata/specs/sql-distinct-columns.sql
+	$(ORACLE) sql-savepoint testdata/specs sql-distinct-columns-savepoint testdata/specs/sql-distinct-columns.json \
+		testdata/specs/sql-distinct-columns.savepoint.json
 	$(ORACLE) metadata-versions testdata/savepoints testdata/metadata-versions
 	$(ORACLE) metadata-handles testdata/metadata-handles
 	$(ORACLE) native-checkpoints testdata/checkpoints
