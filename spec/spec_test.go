@@ -65,8 +65,8 @@ func TestReadRefusals(t *testing.T) {
 		t.Fatal("the plan has no mini-batch option to switch on")
 	}
 	os.WriteFile(miniBatch, []byte(text), 0o644)
-	// The DISTINCT-over-strings aggregate with its first DISTINCT over two columns (a view keyed
-	// by a row), and with its CHAR(3) column a DATE, and the DECIMAL and TIMESTAMP one with its
+	// The DISTINCT-over-strings aggregate with its first DISTINCT over two columns, s and a DATE
+	// (a view keyed by a row of a type statecraft does not declare), and with its CHAR(3) column a DATE, and the DECIMAL and TIMESTAMP one with its
 	// TIMESTAMP(3) a TIMESTAMP_LTZ (keys whose serializer is not derived).
 	editPlan := func(name string, from, to string) string {
 		file := "../testdata/specs/sql-distinct-string.json"
@@ -88,7 +88,14 @@ func TestReadRefusals(t *testing.T) {
 		os.WriteFile(f, []byte(text), 0o644)
 		return f
 	}
-	twoColumns := editPlan("two-columns", `"argList" : [ 1 ],`, `"argList" : [ 1, 2 ],`)
+	twoColumnsDate := editPlan("two-columns", `"argList" : [ 1 ],`, `"argList" : [ 1, 3 ],`)
+	if b, _ := os.ReadFile(twoColumnsDate); !bytes.Contains(b, []byte("`c` CHAR(3)")) {
+		t.Fatal("the two-columns plan has no CHAR(3) column c to make a DATE")
+	} else {
+		// c's own DISTINCT counts u instead, so c is a DATE only in the row.
+		b = bytes.Replace(b, []byte(`"argList" : [ 3 ],`), []byte(`"argList" : [ 2 ],`), 1)
+		os.WriteFile(twoColumnsDate, bytes.ReplaceAll(b, []byte("`c` CHAR(3)"), []byte("`c` DATE")), 0o644)
+	}
 	date := editPlan("date", "`c` CHAR(3)", "`c` DATE")
 	ltz := editPlan("ltz", "`t` TIMESTAMP(3)", "`t` TIMESTAMP(3) WITH LOCAL TIME ZONE")
 	// MIN and MAX over retractions with MAX(c)'s VARCHAR(20) a CHAR(20) (a view no Flink fixture
@@ -96,8 +103,8 @@ func TestReadRefusals(t *testing.T) {
 	minMaxChar := editPlan("minmax-char", "`c` VARCHAR(20)", "`c` CHAR(20)")
 	minMaxLTZ := editPlan("minmax-ltz", "`t` TIMESTAMP(3)", "`t` TIMESTAMP(3) WITH LOCAL TIME ZONE")
 	for _, tc := range []struct{ name, yaml, want string }{
-		{"distinct over two columns", "operators:\n  - {plan: " + twoColumns + ", node: 3}\n",
-			"node 3: state distinctAcc_0 holds Map<External<Row<VARCHAR(2147483647), VARCHAR(20)>>, External<Long>>: DISTINCT over several columns (VARCHAR(2147483647), VARCHAR(20)), whose key is a row: statecraft declares the views of DISTINCT over one column"},
+		{"distinct over two columns, one a date", "operators:\n  - {plan: " + twoColumnsDate + ", node: 3}\n",
+			"node 3: state distinctAcc_0: DISTINCT over several columns (VARCHAR(2147483647), DATE): SQL type \"DATE\": statecraft declares BOOLEAN"},
 		{"distinct over a TIMESTAMP_LTZ", "operators:\n  - {plan: " + ltz + ", node: 3}\n",
 			"node 3: the accumulator row is not derived: distinctAcc_1: DISTINCT over a TIMESTAMP(3) WITH LOCAL TIME ZONE column: statecraft does not derive its view's key serializer"},
 		{"distinct over a date", "operators:\n  - {plan: " + date + ", node: 3}\n", "node 3: the accumulator row is not derived: distinctAcc_2: DISTINCT over a DATE column: statecraft does not derive its view's key serializer"},

@@ -222,8 +222,9 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 		return &Type{snap: snap}, nil
 	}
 	var keyNull, valueNull string
-	var distinctKey string // a DISTINCT view's key: its argument's SQL type, as the column has it
-	var viewKey string     // a MIN/MAX view's key of a string, decimal or timestamp: its argument's SQL type, NOT NULL
+	var distinctKey string   // a DISTINCT view's key: its argument's SQL type, as the column has it
+	var distinctRow []string // a DISTINCT view's key over several columns: their SQL types
+	var viewKey string       // a MIN/MAX view's key of a string, decimal or timestamp: its argument's SQL type, NOT NULL
 	switch {
 	case strings.HasPrefix(name, "distinctAcc_"):
 		valueNull = " NOT NULL"
@@ -238,11 +239,11 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 			return State{}, fmt.Errorf("state %s (%s): its key type is not derived: %s", name, v, why)
 		case i >= len(keys):
 			return State{}, fmt.Errorf("state %s (%s): the plan has %d DISTINCT argument lists", name, v, len(keys))
-		case len(keys[i]) != 1:
-			return State{}, fmt.Errorf("state %s holds %s: DISTINCT over several columns (%s), whose key is a row: statecraft declares the views of DISTINCT over one column",
-				name, v, strings.Join(keys[i], ", "))
+		case len(keys[i]) > 1:
+			distinctRow = keys[i]
+		default:
+			distinctKey = keys[i][0]
 		}
-		distinctKey = keys[i][0]
 	case strings.HasPrefix(name, "agg"):
 		var i int
 		fmt.Sscanf(name, "agg%d$", &i)
@@ -288,7 +289,13 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 	}
 	var key *Type
 	var err error
-	if distinctKey != "" {
+	if distinctRow != nil {
+		snap, e := serializer.DeclareExternalRow(distinctRow)
+		if e != nil {
+			return State{}, fmt.Errorf("state %s: DISTINCT over several columns (%s): %w", name, strings.Join(distinctRow, ", "), e)
+		}
+		key = &Type{snap: snap}
+	} else if distinctKey != "" {
 		snap, e := serializer.DeclareExternal(distinctKey)
 		if e != nil {
 			return State{}, fmt.Errorf("state %s: DISTINCT over a %s column: %w", name, distinctKey, e)

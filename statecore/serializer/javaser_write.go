@@ -24,6 +24,7 @@ type javaStream struct {
 	b       []byte
 	handles map[any]int32
 	next    int32
+	last    int32 // the handle of the object whose values are being written (object)
 }
 
 // javaClass is a class descriptor: name, serialVersionUID, flags, the serializable fields in
@@ -116,11 +117,37 @@ func (w *javaStream) classDesc(c *javaClass) {
 }
 
 // object writes a new object of class c; values writes its field values, superclass first.
+// Its handle is w.last until values writes another object (refObject refers back to it).
 func (w *javaStream) object(c *javaClass, values func()) {
 	w.b = append(w.b, tcObject)
 	w.classDesc(c)
-	w.next++ // the object's handle: nothing here refers back to an object
+	w.last = w.next
+	w.next++
 	values()
+}
+
+// refObject writes a back reference to the object of handle h (an object's w.last).
+func (w *javaStream) refObject(h int32) {
+	w.b = append(w.b, tcReference)
+	w.i32(baseHandle + h)
+}
+
+// arrayList writes a java.util.ArrayList of n elements (ArrayList.writeObject: its size field,
+// then the size again as block data, the elements, the end of the block data) and returns its
+// handle.
+func (w *javaStream) arrayList(n int, elem func(i int)) int32 {
+	var h int32
+	w.object(arrayListClass, func() {
+		h = w.last
+		w.i32(int32(n))
+		w.b = append(w.b, tcBlockData, 4)
+		w.i32(int32(n))
+		for i := range n {
+			elem(i)
+		}
+		w.b = append(w.b, tcEndBlockData)
+	})
+	return h
 }
 
 // described writes a new content of kind tag (TC_OBJECT, TC_ENUM, TC_CLASS) known as k: the tag,
@@ -177,6 +204,20 @@ var (
 		{'L', "conversionClass", "Ljava/lang/Class;"}, {'L', "logicalType", "L" + slashed(logicalPkg) + "LogicalType;"}}}
 	atomicDataTypeClass = &javaClass{name: "org.apache.flink.table.types.AtomicDataType", suid: 0x1a885329fa7a2332, flags: scSerializable, super: dataTypeClass}
 	javaNumberClass     = &javaClass{name: "java.lang.Number", suid: -8742448824652078965, flags: scSerializable}
+	// A ROW's DataType (a DISTINCT view's key over several columns): FieldsDataType, its RowType's
+	// fields an unmodifiable view of an ArrayList of RowFields, its field DataTypes an ArrayList.
+	fieldsDataTypeClass = &javaClass{name: "org.apache.flink.table.types.FieldsDataType", suid: -0x0b4f53e3527e60a1, flags: scSerializable, super: dataTypeClass,
+		fields: []javaField{{'L', "fieldDataTypes", "Ljava/util/List;"}}}
+	rowTypeClass = &javaClass{name: logicalPkg + "RowType", suid: 1, flags: scSerializable, super: logicalTypeClass,
+		fields: []javaField{{'L', "fields", "Ljava/util/List;"}}}
+	rowFieldClass = &javaClass{name: logicalPkg + "RowType$RowField", suid: 1, flags: scSerializable, fields: []javaField{
+		{'L', "description", "Ljava/lang/String;"}, {'L', "name", "Ljava/lang/String;"}, {'L', "type", "L" + slashed(logicalPkg) + "LogicalType;"}}}
+	unmodifiableCollectionClass = &javaClass{name: "java.util.Collections$UnmodifiableCollection", suid: 0x19420080cb5ef71e, flags: scSerializable,
+		fields: []javaField{{'L', "c", "Ljava/util/Collection;"}}}
+	unmodifiableListClass = &javaClass{name: "java.util.Collections$UnmodifiableList", suid: -0x3f0dace4a1371f0, flags: scSerializable,
+		super: unmodifiableCollectionClass, fields: []javaField{{'L', "list", "Ljava/util/List;"}}}
+	arrayListClass   = &javaClass{name: "java.util.ArrayList", suid: 0x7881d21d99c7619d, flags: scSerializable | scWriteMethod, fields: []javaField{{'I', "size", ""}}}
+	rowDataJavaClass = plainClass("org.apache.flink.table.data.RowData")
 )
 
 const scEnum = 0x10
@@ -274,4 +315,65 @@ func externalDataType(sql string) ([]byte, *Snapshot, error) {
 		return nil, nil, err
 	}
 	return w.b, internal, nil
+}
+
+// DeclareExternalRow returns the snapshot of the ExternalSerializer a DISTINCT view over several
+// columns keys its entries with (AggregateUtil.extractDistinctInformation: the internal DataType
+// of RowType.of(the arguments' types), fields f0, f1, ...): its DataType a FieldsDataType
+//
+//	FieldsDataType  super DataType { conversionClass: TC_CLASS org.apache.flink.table.data.RowData,
+//	                                 logicalType:     RowType (isNullable, ROW, fields: an
+//	                                                  UnmodifiableList of an ArrayList of RowField
+//	                                                  (description null, name fN, type)) }
+//	                fieldDataTypes:  an ArrayList of each field's internal AtomicDataType, whose
+//	                                 logical type refers back to the RowField's
+//
+// and its nested serializer the RowDataSerializer of the fields. types are the arguments' SQL
+// types as DeclareExternal takes them (nullability as the columns have it).
+func DeclareExternalRow(types []string) (*Snapshot, error) {
+	w := newJavaStream()
+	var err error
+	var fieldTypes []int32
+	w.object(fieldsDataTypeClass, func() {
+		w.class(rowDataJavaClass)
+		w.object(rowTypeClass, func() {
+			w.boolean(true)
+			w.enum(logicalTypeRootEnum, "ROW")
+			w.object(unmodifiableListClass, func() {
+				list := w.arrayList(len(types), func(i int) {
+					w.object(rowFieldClass, func() {
+						w.null()
+						w.str(fmt.Sprintf("f%d", i))
+						if _, e := w.logicalType(types[i], 1); e != nil && err == nil {
+							err = e
+						}
+						fieldTypes = append(fieldTypes, w.last)
+					})
+				})
+				w.refObject(list)
+			})
+		})
+		w.arrayList(len(types), func(i int) {
+			conversion, ok := externalConversion(strings.TrimSuffix(strings.TrimSpace(types[i]), " NOT NULL"))
+			if !ok {
+				if err == nil {
+					err = fmt.Errorf("SQL type %q: statecraft declares the row keys of BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT, BOOLEAN, VARCHAR(n), CHAR(n), DECIMAL(p, s) and TIMESTAMP(p) columns", types[i])
+				}
+				return
+			}
+			w.object(atomicDataTypeClass, func() {
+				w.class(conversion)
+				w.refObject(fieldTypes[i])
+			})
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	row, err := DeclareRowData(types)
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{Class: classExternal, Version: 3, Kind: KindComposite, OuterVersion: 1,
+		LogicalTypes: [][]byte{w.b}, Nested: []*Snapshot{row}}, nil
 }
