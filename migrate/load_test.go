@@ -263,7 +263,7 @@ func loadRefused(t *testing.T, src, name, text, want string) {
 // sql-distinct-decimal.yaml (createSQLDecimalViewsSpec, createSQLDecimalViewsLike), and the MIN
 // and MAX over retractions of strings, decimals and timestamps of sql-retract-minmax.yaml
 // (createSQLMinMaxViewsSpec, createSQLMinMaxViewsLike), and the DISTINCT view keyed by rows of
-// sql-distinct-columns created --like (createSQLRowViewsLike); savepoints
+// sql-distinct-columns.yaml (createSQLRowViewsSpec, createSQLRowViewsLike); savepoints
 // declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
 // dumps, finding exactly their state; a savepoint whose entries were deleted by predicate
 // (migrate patch --delete-where), finding exactly the rest; one declared with a state's type
@@ -332,9 +332,11 @@ func TestOracleWrite(t *testing.T) {
 	dst, planExpect = createSQLMinMaxViewsLike(t)
 	args = append(args, dst, planExpect)
 	// A DISTINCT view keyed by a row of its arguments (LISTAGG(DISTINCT s, '-'),
-	// testdata/specs/sql-distinct-columns.sql; not declared by its plan): Flink's savepoint created
-	// again from its dump, a seen row must not be appended again and a new one must
-	// (createSQLRowViewsLike).
+	// testdata/specs/sql-distinct-columns.yaml): declared by its plan and loaded with rows of its
+	// own (createSQLRowViewsSpec), and Flink's savepoint created again from its dump
+	// (createSQLRowViewsLike), a seen row must not be appended again and a new one must.
+	dst, planExpect = createSQLRowViewsSpec(t)
+	args = append(args, dst, planExpect)
 	dst, planExpect = createSQLRowViewsLike(t)
 	args = append(args, dst, planExpect)
 	// Declared savepoints (testdata/specs) judged by the expectations of the fixtures they
