@@ -140,6 +140,7 @@ func (o *Operator) fromPlan(dir string) error {
 //
 //	view                            state (TTL as accState's)  value
 //	DISTINCT over x (distinctAcc_n) distinctAcc_n      map     Internal<x> (as the column) -> External<BIGINT NOT NULL>
+//	  over x, y, ...                distinctAcc_n      map     Internal<ROW<f0 x, f1 y, ...>> -> External<BIGINT NOT NULL>
 //	                                distinctAcc_n_null_state   External<BIGINT NOT NULL>: the NULL value's count
 //	MIN/MAX over retractions (i)    agg<i>$map         map     External<x NOT NULL> -> External<BIGINT>
 //	  of a string, decimal, timestamp                  map     Internal<x NOT NULL> -> External<BIGINT>
@@ -157,12 +158,16 @@ func (o *Operator) fromPlan(dir string) error {
 // DECIMAL(p, s) or TIMESTAMP(p) column key their view by the internal DataType of the argument
 // made NOT NULL (MinWithRetractAggFunction's valueDataType.notNull(): StringData with the
 // column's length, DecimalData, TimestampData; plan.Node.CallArgTypes), and their accumulator's
-// `min`/`max` field has the column's type (testdata/specs/sql-retract-minmax). Other views
-// (FIRST_VALUE and LAST_VALUE over retractions: arrays of orders; LISTAGG over retractions: list
-// views of strings; MIN/MAX over retractions of CHAR(n) columns, which no Flink fixture shows;
-// views keyed by other types; DISTINCT over several columns, which Flink 2.3.0's COUNT refuses
-// to plan: "We now only support the count of one field") are refused by name.
-// TestDeclareSQLHeaders holds the headers to Flink's.
+// `min`/`max` field has the column's type (testdata/specs/sql-retract-minmax). A DISTINCT over
+// several columns (LISTAGG(DISTINCT s, '-'): the separator literal is an argument column; Flink
+// 2.3.0 does not plan COUNT(DISTINCT a, b), "We now only support the count of one field") keys
+// its view by a row of the arguments: ExternalSerializer over a FieldsDataType (RowData, a
+// RowType of fields f0, f1, ... typed as the columns; serializer.DeclareExternalRow) with a
+// RowDataSerializer inside, a NULL argument a NULL field of the row
+// (testdata/specs/sql-distinct-columns). Other views (FIRST_VALUE and LAST_VALUE over
+// retractions: arrays of orders; LISTAGG over retractions: list views of strings; MIN/MAX over
+// retractions of CHAR(n) columns, which no Flink fixture shows; views keyed by other types) are
+// refused by name. TestDeclareSQLHeaders holds the headers to Flink's.
 
 // viewSQL maps the Java types plan.ValueType names a view's keys and values by to their SQL types.
 var viewSQL = map[string]string{"Long": "BIGINT", "Integer": "INT", "Short": "SMALLINT", "Byte": "TINYINT",
