@@ -149,6 +149,10 @@ fixtures:
 	$(ORACLE) plans testdata/specs --sql sql-retract-minmax testdata/specs/sql-retract-minmax.sql
 	$(ORACLE) sql-savepoint testdata/specs sql-retract-minmax-savepoint testdata/specs/sql-retract-minmax.json \
 		testdata/specs/sql-retract-minmax.savepoint.json
+	# MAX(c) over retractions of a CHAR(3) column: agg0$map keyed by StringData (CHAR(3) NOT NULL)
+	$(ORACLE) plans testdata/specs --sql sql-retract-minmax-char testdata/specs/sql-retract-minmax-char.sql
+	$(ORACLE) sql-savepoint testdata/specs sql-retract-minmax-char-savepoint testdata/specs/sql-retract-minmax-char.json \
+		testdata/specs/sql-retract-minmax-char.savepoint.json
 	# LISTAGG(DISTINCT s, '-'): a DISTINCT view keyed by a row of its two argument columns
 	$(ORACLE) plans testdata/specs --sql sql-distinct-columns testdata/specs/sql-distinct-columns.sql
 	$(ORACLE) sql-savepoint testdata/specs sql-distinct-columns-savepoint testdata/specs/sql-distinct-columns.json \
