@@ -189,3 +189,58 @@ func TestLoadSpecSQLMinMaxViewsRefusals(t *testing.T) {
 		loadRefused(t, declare(t, readSpec(t, minMaxSpec)), "data.jsonl", strings.Join(bad, "\n")+"\n", tc.want)
 	}
 }
+
+// MAX over retractions of a CHAR(3) column (testdata/specs/sql-retract-minmax-char.sql: MAX(c),
+// COUNT(*) grouped by k over an upsert source): accState [[mc, mapSize, {"dataView": "MapView"}], n],
+// agg0$map each value's row count.
+const minMaxCharSpec = "sql-retract-minmax-char"
+
+// minMaxCharEmit is a step emitting the row (id, k, c) of kind into the aggregate's upsert source.
+func minMaxCharEmit(kind string, id, k int64, c string) map[string]any {
+	return map[string]any{"emit": "src", "kind": kind, "row": []any{id, k, c}}
+}
+
+// createSQLMinMaxCharViewsSpec creates the savepoint sql-retract-minmax-char.yaml declares,
+// loaded with a view no job produced (group 1: mmm twice, bcd once; 3 rows), and returns it with
+// the expectation that Flink executing the plan restored from it carries it on (rows k, mc, n):
+//
+//	+I 100 zzz   a new maximum                              -U[1, mmm, 3]  +U[1, zzz, 4]
+//	-D 100       retracted: back to the loaded mmm          -U[1, zzz, 4]  +U[1, mmm, 3]
+func createSQLMinMaxCharViewsSpec(t *testing.T) (dst, expect string) {
+	t.Helper()
+	lines := []string{
+		`{"operator":"uid:6_group-aggregate","state":"agg0$map","key":[1],"userKey":"mmm","value":2}`,
+		`{"operator":"uid:6_group-aggregate","state":"agg0$map","key":[1],"userKey":"bcd","value":1}`,
+		`{"operator":"uid:6_group-aggregate","state":"accState","key":[1],"value":[["mmm",2,{"dataView":"MapView"}],3]}`,
+	}
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ = run(t, declare(t, readSpec(t, minMaxCharSpec)), Options{}, &Load{Data: data})
+	return dst, planExpect(t, minMaxCharSpec, "statecraft-declared MAX-over-retraction view of CHAR(3) values carried on",
+		[]any{minMaxCharEmit("+I", 100, 1, "zzz"), minMaxCharEmit("-D", 100, 1, "zzz")},
+		[]string{"-U[1, mmm, 3]", "+U[1, zzz, 4]", "-U[1, zzz, 4]", "+U[1, mmm, 3]"})
+}
+
+// createSQLMinMaxCharViewsLike creates a savepoint like Flink's of the aggregate (group 1: ids 1
+// abc and 2 xyz) from its dump, and returns it with the expectation that Flink retracting the
+// restored id 2 falls back to the restored abc: -U[1, xyz, 2] +U[1, abc, 1].
+func createSQLMinMaxCharViewsLike(t *testing.T) (dst, expect string) {
+	t.Helper()
+	src := filepath.Join("..", "testdata", "specs", minMaxCharSpec+"-savepoint")
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ = run(t, src, Options{}, &Load{Data: data})
+	return dst, planExpect(t, minMaxCharSpec, "statecraft-created (create --like) MAX-over-retraction view of CHAR(3) values carried on",
+		[]any{minMaxCharEmit("-D", 2, 1, "xyz")}, []string{"-U[1, xyz, 2]", "+U[1, abc, 1]"})
+}
+
+// TestLoadSpecSQLMinMaxCharViews: the MAX-over-retraction aggregate of a CHAR(3) column declared
+// by its plan, and created --like Flink's savepoint of it, each loaded with the dump of Flink's
+// savepoint, hold exactly the dumped entries and Flink's accumulator rows byte for byte.
+func TestLoadSpecSQLMinMaxCharViews(t *testing.T) {
+	loadedLikeFlink(t, minMaxCharSpec, "6_group-aggregate", 5)
+}

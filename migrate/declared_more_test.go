@@ -345,6 +345,7 @@ func TestDeclareSQLHeaders(t *testing.T) {
 		{"distinct decimals, timestamps", "../specs/sql-distinct-decimal.json", 3, "../specs/sql-distinct-decimal-savepoint", ""},
 		{"distinct over two columns", "../specs/sql-distinct-columns.json", 4, "../specs/sql-distinct-columns-savepoint", ""},
 		{"min, max over retractions of strings, decimals, timestamps", "../specs/sql-retract-minmax.json", 6, "../specs/sql-retract-minmax-savepoint", ""},
+		{"max over retractions of a CHAR", "../specs/sql-retract-minmax-char.json", 6, "../specs/sql-retract-minmax-char-savepoint", ""},
 		{"split distinct", "types-savepoints/group-split-distinct.plan.json", 6, "types-savepoints/group-split-distinct", ""},
 		{"first value over retractions", "types-savepoints/retract-builtins.plan.json", 7, "", "node 7: state agg5$orderToValueMap of $FIRST_VALUE$1 (Map<External<Long>, External<ArrayData<INT NOT NULL>>>): statecraft declares the data views of DISTINCT, MIN and MAX over retractions and COLLECT only"},
 	} {

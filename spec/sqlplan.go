@@ -155,19 +155,19 @@ func (o *Operator) fromPlan(dir string) error {
 // VARCHAR(n) (STRING) and CHAR(n), DecimalData for DECIMAL(p, s), TimestampData for
 // TIMESTAMP(p), whose keys are StringDataSerializer's, DecimalDataSerializer's and
 // TimestampDataSerializer's bytes. MIN and MAX over retractions of a VARCHAR(n) (STRING),
-// DECIMAL(p, s) or TIMESTAMP(p) column key their view by the internal DataType of the argument
-// made NOT NULL (MinWithRetractAggFunction's valueDataType.notNull(): StringData with the
-// column's length, DecimalData, TimestampData; plan.Node.CallArgTypes), and their accumulator's
-// `min`/`max` field has the column's type (testdata/specs/sql-retract-minmax). A DISTINCT over
+// CHAR(n), DECIMAL(p, s) or TIMESTAMP(p) column key their view by the internal DataType of the
+// argument made NOT NULL (MinWithRetractAggFunction's valueDataType.notNull(): StringData with
+// the column's VarCharType or CharType and length, DecimalData, TimestampData;
+// plan.Node.CallArgTypes), and their accumulator's `min`/`max` field has the column's type
+// (testdata/specs/sql-retract-minmax, sql-retract-minmax-char). A DISTINCT over
 // several columns (LISTAGG(DISTINCT s, '-'): the separator literal is an argument column; Flink
 // 2.3.0 does not plan COUNT(DISTINCT a, b), "We now only support the count of one field") keys
 // its view by a row of the arguments: ExternalSerializer over a FieldsDataType (RowData, a
 // RowType of fields f0, f1, ... typed as the columns; serializer.DeclareExternalRow) with a
 // RowDataSerializer inside, a NULL argument a NULL field of the row
 // (testdata/specs/sql-distinct-columns). Other views (FIRST_VALUE and LAST_VALUE over
-// retractions: arrays of orders; LISTAGG over retractions: list views of strings; MIN/MAX over
-// retractions of CHAR(n) columns, which no Flink fixture shows; views keyed by other types) are
-// refused by name. TestDeclareSQLHeaders holds the headers to Flink's.
+// retractions: arrays of orders; LISTAGG over retractions: list views of strings; views keyed by
+// other types) are refused by name. TestDeclareSQLHeaders holds the headers to Flink's.
 
 // viewSQL maps the Java types plan.ValueType names a view's keys and values by to their SQL types.
 var viewSQL = map[string]string{"Long": "BIGINT", "Integer": "INT", "Short": "SMALLINT", "Byte": "TINYINT",
@@ -264,8 +264,8 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 			}
 			// MIN/MAX over retractions of a string, decimal or timestamp: the view's key is
 			// ExternalSerializer.of(valueDataType.notNull()), valueDataType the argument's
-			// internal DataType (StringData, DecimalData, TimestampData; its length, precision
-			// and scale as the column has them).
+			// internal DataType (StringData of a VARCHAR(n) or CHAR(n), DecimalData,
+			// TimestampData; its length, precision and scale as the column has them).
 			args, why := n.CallArgTypes(i)
 			switch {
 			case why != "":
@@ -274,11 +274,6 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 				return State{}, fmt.Errorf("state %s of %s (%s): %d arguments, want one", name, fn, v, len(args))
 			}
 			viewKey = strings.TrimSuffix(args[0], " NOT NULL") + " NOT NULL"
-			if !strings.HasPrefix(viewKey, "VARCHAR(") && !strings.HasPrefix(viewKey, "DECIMAL(") && !strings.HasPrefix(viewKey, "TIMESTAMP(") {
-				// No Flink fixture shows these views of CHAR(n) columns: not guessed.
-				return State{}, fmt.Errorf("state %s of %s (%s): MIN/MAX over retractions of a %s column: statecraft declares those of BIGINT, INT, SMALLINT, TINYINT, DOUBLE, FLOAT, BOOLEAN, VARCHAR(n) (STRING), DECIMAL(p, s) and TIMESTAMP(p) columns",
-					name, fn, v, strings.TrimSuffix(args[0], " NOT NULL"))
-			}
 		default:
 			return State{}, fmt.Errorf("state %s of %s (%s): statecraft declares the data views of DISTINCT, MIN and MAX over retractions and COLLECT only", name, fn, v)
 		}
