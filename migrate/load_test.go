@@ -262,7 +262,8 @@ func loadRefused(t *testing.T, src, name, text, want string) {
 // (createSQLStringViewsSpec, createSQLStringViewsLike) and over decimals and timestamps of
 // sql-distinct-decimal.yaml (createSQLDecimalViewsSpec, createSQLDecimalViewsLike), and the MIN
 // and MAX over retractions of strings, decimals and timestamps of sql-retract-minmax.yaml
-// (createSQLMinMaxViewsSpec, createSQLMinMaxViewsLike), and the DISTINCT view keyed by rows of
+// (createSQLMinMaxViewsSpec, createSQLMinMaxViewsLike) and of CHAR(3) values of
+// sql-retract-minmax-char.yaml (createSQLMinMaxCharViewsSpec, createSQLMinMaxCharViewsLike), and the DISTINCT view keyed by rows of
 // sql-distinct-columns.yaml (createSQLRowViewsSpec, createSQLRowViewsLike); savepoints
 // declared by testdata/specs (types-hashmap, window-hashmap) and loaded with those fixtures'
 // dumps, finding exactly their state; a savepoint whose entries were deleted by predicate
@@ -330,6 +331,11 @@ func TestOracleWrite(t *testing.T) {
 	dst, planExpect = createSQLMinMaxViewsSpec(t)
 	args = append(args, dst, planExpect)
 	dst, planExpect = createSQLMinMaxViewsLike(t)
+	args = append(args, dst, planExpect)
+	// The same two ways MAX over retractions of a CHAR(3) column (sql-retract-minmax-char.yaml).
+	dst, planExpect = createSQLMinMaxCharViewsSpec(t)
+	args = append(args, dst, planExpect)
+	dst, planExpect = createSQLMinMaxCharViewsLike(t)
 	args = append(args, dst, planExpect)
 	// A DISTINCT view keyed by a row of its arguments (LISTAGG(DISTINCT s, '-'),
 	// testdata/specs/sql-distinct-columns.yaml): declared by its plan and loaded with rows of its
