@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,10 +84,7 @@ func createSQLMinMaxViewsSpec(t *testing.T) (dst, expect string) {
 		extremes: [4]string{`"m"`, `"q"`, "1.10", `"2024-01-01T00:00:00.001"`},
 		rows:     3,
 	}})
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, declare(t, readSpec(t, minMaxSpec)), Options{}, &Load{Data: data})
 	const loaded = "1, m, q, 1.10, 2024-01-01T00:00:00.001"
 	steps := []any{minMaxEmit("+I", 100, 1, "a", "z", "0.50", "2025-01-01T00:00:00"),
@@ -118,10 +114,7 @@ func createSQLMinMaxViewsSpec(t *testing.T) (dst, expect string) {
 func createSQLMinMaxViewsLike(t *testing.T) (dst, expect string) {
 	t.Helper()
 	src := filepath.Join("..", "testdata", "specs", minMaxSpec+"-savepoint")
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, dumpKeyed(t, src))
 	dst, _ = run(t, src, Options{}, &Load{Data: data})
 	return dst, planExpect(t, minMaxSpec, "statecraft-created (create --like) MIN/MAX-over-retraction views of STRING, VARCHAR(20), DECIMAL(10, 2) and TIMESTAMP(3) values carried on",
 		[]any{minMaxEmit("-D", 2, 1, "apple", "zz", "3.00", "2024-03-01T10:00:00.125"),
@@ -213,10 +206,7 @@ func createSQLMinMaxCharViewsSpec(t *testing.T) (dst, expect string) {
 		`{"operator":"uid:6_group-aggregate","state":"agg0$map","key":[1],"userKey":"bcd","value":1}`,
 		`{"operator":"uid:6_group-aggregate","state":"accState","key":[1],"value":[["mmm",2,{"dataView":"MapView"}],3]}`,
 	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, declare(t, readSpec(t, minMaxCharSpec)), Options{}, &Load{Data: data})
 	return dst, planExpect(t, minMaxCharSpec, "statecraft-declared MAX-over-retraction view of CHAR(3) values carried on",
 		[]any{minMaxCharEmit("+I", 100, 1, "zzz"), minMaxCharEmit("-D", 100, 1, "zzz")},
@@ -229,10 +219,7 @@ func createSQLMinMaxCharViewsSpec(t *testing.T) (dst, expect string) {
 func createSQLMinMaxCharViewsLike(t *testing.T) (dst, expect string) {
 	t.Helper()
 	src := filepath.Join("..", "testdata", "specs", minMaxCharSpec+"-savepoint")
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, dumpKeyed(t, src))
 	dst, _ = run(t, src, Options{}, &Load{Data: data})
 	return dst, planExpect(t, minMaxCharSpec, "statecraft-created (create --like) MAX-over-retraction view of CHAR(3) values carried on",
 		[]any{minMaxCharEmit("-D", 2, 1, "xyz")}, []string{"-U[1, xyz, 2]", "+U[1, abc, 1]"})

@@ -218,10 +218,7 @@ func createCollectionsKeyed(t *testing.T, edit func(string) string) (dst string,
 			lines[i] = edit(lines[i])
 		}
 	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, declare(t, readSpec(t, "collections-keyed")), Options{}, &Load{Data: data})
 	return dst, lines, e
 }
@@ -311,10 +308,7 @@ func createSQLSpec(t *testing.T) (dst, expect string) {
 	for k, a := range acc {
 		lines = append(lines, fmt.Sprintf(`{"operator":"uid:3_group-aggregate","state":"accState","key":[%d],"namespace":null,"userKey":null,"value":[%d,%d]}`, k, a[0], a[1]))
 	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, declare(t, readSpec(t, "sql-group-aggregate")), Options{}, &Load{Data: data})
 	return dst, sqlCarryOnExpect(t, acc)
 }

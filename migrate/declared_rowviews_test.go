@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,10 +42,7 @@ func createSQLRowViewsSpec(t *testing.T) (dst, expect string) {
 		`{"operator":"uid:4_group-aggregate","state":"distinctAcc_0","key":[7],"userKey":["é ☃","-"],"value":1}`,
 		`{"operator":"uid:4_group-aggregate","state":"accState","key":[7],"value":["-","é ☃",1,` + view + `]}`,
 	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, declare(t, readSpec(t, rowViewsSpec)), Options{}, &Load{Data: data})
 	emit := func(k int64, s string) map[string]any { return map[string]any{"emit": "src", "row": []any{k, s}} }
 	return dst, planExpect(t, rowViewsSpec, "statecraft-declared DISTINCT view keyed by rows (LISTAGG(DISTINCT s, '-')) carried on",
@@ -65,10 +61,7 @@ func createSQLRowViewsSpec(t *testing.T) (dst, expect string) {
 func createSQLRowViewsLike(t *testing.T) (dst, expect string) {
 	t.Helper()
 	src := filepath.Join("..", "testdata", "specs", rowViewsSpec+"-savepoint")
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, dumpKeyed(t, src))
 	dst, _ = run(t, src, Options{}, &Load{Data: data})
 	emit := func(k int64, s string) map[string]any { return map[string]any{"emit": "src", "row": []any{k, s}} }
 	return dst, planExpect(t, rowViewsSpec, "statecraft-created (create --like) DISTINCT view keyed by rows (LISTAGG(DISTINCT s, '-')) carried on",

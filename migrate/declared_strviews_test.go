@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,10 +82,7 @@ func createSQLStringViewsSpec(t *testing.T) (dst, expect string) {
 		{key: 1, views: [3][]string{{"u-1", "u-2"}, {"/home"}, {"aaa"}}, rows: 2},
 		{key: 7, views: [3][]string{{"zoë ☃"}, nil, {"ccc"}}, nulls: [3]bool{false, true, false}, rows: 1},
 	})
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, declare(t, readSpec(t, stringViewsSpec)), Options{}, &Load{Data: data})
 	steps := []any{stringViewsEmit(1, "u-2", "/home", "bbb"), stringViewsEmit(1, "u-3", "/x", "aaa"),
 		stringViewsEmit(7, "zoë ☃", nil, "ccc"), stringViewsEmit(99, "new", "n", "nnn")}
@@ -106,10 +102,7 @@ func createSQLStringViewsSpec(t *testing.T) (dst, expect string) {
 func createSQLStringViewsLike(t *testing.T) (dst, expect string) {
 	t.Helper()
 	src := filepath.Join("..", "testdata", "specs", stringViewsSpec+"-savepoint")
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, dumpKeyed(t, src))
 	dst, _ = run(t, src, Options{}, &Load{Data: data})
 	return dst, planExpect(t, stringViewsSpec, "statecraft-created (create --like) DISTINCT views of STRING, VARCHAR(20) and CHAR(3) values carried on",
 		[]any{stringViewsEmit(1, "alice", "new", "ccc"), stringViewsEmit(2, "zoë ☃", "x", "ddd")},
@@ -223,10 +216,7 @@ func createSQLDecimalViewsSpec(t *testing.T) (dst, expect string) {
 		{key: 1, views: [2][]string{{"1.10", "2.00"}, {`"2024-01-01T00:00:00"`, `"2024-01-01T00:00:00.001"`}}, rows: 3},
 		{key: 7, views: [2][]string{{"-0.01"}, nil}, nulls: [2]bool{false, true}, rows: 1},
 	})
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, declare(t, readSpec(t, decimalViewsSpec)), Options{}, &Load{Data: data})
 	steps := []any{decimalViewsEmit(1, "2.00", "2024-01-01T00:00:00.001"), decimalViewsEmit(1, "2.0", "2024-01-01T00:00:00.002"),
 		decimalViewsEmit(7, "-0.01", nil), decimalViewsEmit(7, "99999999.99", "1970-01-01T00:00")}
@@ -246,10 +236,7 @@ func createSQLDecimalViewsSpec(t *testing.T) (dst, expect string) {
 func createSQLDecimalViewsLike(t *testing.T) (dst, expect string) {
 	t.Helper()
 	src := filepath.Join("..", "testdata", "specs", decimalViewsSpec+"-savepoint")
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, dumpKeyed(t, src))
 	dst, _ = run(t, src, Options{}, &Load{Data: data})
 	return dst, planExpect(t, decimalViewsSpec, "statecraft-created (create --like) DISTINCT views of DECIMAL(10, 2) and TIMESTAMP(3) values carried on",
 		[]any{decimalViewsEmit(1, "12.5", "1969-12-31T23:59:59.999"), decimalViewsEmit(2, "0.00", "2024-03-02T00:00")},
@@ -304,10 +291,7 @@ func loadedLikeFlink(t *testing.T, spec, uid string, n int) []string {
 			want = append(want, l)
 		}
 	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(want, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, want)
 	declared, _ := run(t, declare(t, readSpec(t, spec)), Options{}, &Load{Data: data})
 	like, _ := run(t, flink, Options{}, &Load{Data: data})
 	slices.Sort(want)

@@ -230,10 +230,7 @@ func createPojoKeyed(t *testing.T, edit func(string) string) (dst string, lines 
 			lines[i] = edit(lines[i])
 		}
 	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, declare(t, readSpec(t, "pojo-keyed")), Options{}, &Load{Data: data})
 	return dst, lines, e
 }

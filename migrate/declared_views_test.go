@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -72,10 +71,7 @@ func viewsLines(groups []viewsGroup) []string {
 func createSQLViewsSpec(t *testing.T) (dst, expect string) {
 	t.Helper()
 	lines := viewsLines([]viewsGroup{{1, map[int32]int64{5: 1, 8: 2}}, {7, map[int32]int64{40: 1}}})
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, declare(t, readSpec(t, viewsSpec)), Options{}, &Load{Data: data})
 	steps := []any{viewsEmit("+I", 100, 1, 8), viewsEmit("+I", 100, 1, 2), viewsEmit("-D", 100, 1, 2),
 		viewsEmit("+I", 200, 7, 40), viewsEmit("-D", 200, 7, 40), viewsEmit("+I", 300, 99, 1)}
@@ -97,10 +93,7 @@ func createSQLViewsSpec(t *testing.T) (dst, expect string) {
 func createSQLViewsLike(t *testing.T) (dst, expect string) {
 	t.Helper()
 	src := filepath.Join("..", "testdata", "specs", viewsSpec+"-savepoint")
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, dumpKeyed(t, src))
 	dst, _ = run(t, src, Options{}, &Load{Data: data})
 	return dst, viewsExpect(t, "statecraft-created (create --like) DISTINCT and MIN-over-retraction views carried on",
 		[]any{viewsEmit("+I", 3, 1, 5), viewsEmit("-D", 3, 1, 5), viewsEmit("+I", 6, 2, 3)},
@@ -154,10 +147,7 @@ func TestLoadSpecSQLViews(t *testing.T) {
 			want = append(want, l)
 		}
 	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(want, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, want)
 	dst, _ := run(t, declare(t, readSpec(t, viewsSpec)), Options{}, &Load{Data: data})
 	got := dumpKeyed(t, dst)
 	slices.Sort(want)

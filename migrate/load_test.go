@@ -53,10 +53,7 @@ func createLike(t *testing.T, name string) (dst string, lines []string) {
 	t.Helper()
 	src := fixture(t, name)
 	lines = dumpKeyed(t, src)
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, src, Options{}, &Load{Data: data})
 	return dst, lines
 }
@@ -77,10 +74,7 @@ func createEdited(t *testing.T, name string, edit func(string) string) string {
 	if changed == 0 {
 		t.Fatalf("%s: the edit changed no line of the dump", name)
 	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ := run(t, src, Options{}, &Load{Data: data})
 	return dst
 }
@@ -123,10 +117,7 @@ func createSpec(t *testing.T, name string, replace ...string) string {
 		text = strings.Replace(text, replace[i], replace[i+1], 1)
 	}
 	empty := declare(t, text)
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(dumpKeyed(t, src), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, dumpKeyed(t, src))
 	dst, _ := run(t, empty, Options{}, &Load{Data: data})
 	return dst
 }
@@ -478,10 +469,7 @@ func createSQL(t *testing.T) (dst, expect string) {
 		acc[m.Key[0]] = m.Value
 		lines = append(lines, l)
 	}
-	data := filepath.Join(t.TempDir(), "data.jsonl")
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeLines(t, lines)
 	dst, _ = run(t, src, Options{}, &Load{Data: data})
 	return dst, sqlCarryOnExpect(t, acc)
 }
@@ -596,4 +584,15 @@ func purgedExpect(t *testing.T, dst string) expectation {
 		t.Fatal("the purge removed no expected entry: the judge would prove nothing")
 	}
 	return e
+}
+
+// writeLines writes lines, each ending in a line break, to data.jsonl in a new directory, and
+// returns its path.
+func writeLines(t *testing.T, lines []string) string {
+	t.Helper()
+	data := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
