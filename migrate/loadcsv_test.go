@@ -94,26 +94,10 @@ func TestReadCSVBlocks(t *testing.T) {
 	if strings.Count(text, "\"") < 1000 {
 		t.Fatal("no quoted cells")
 	}
-	ref := func() string {
-		sp := open(t, src)
-		s := &session{src: sp, m: sp.Metadata}
-		ops, labels, err := s.loadOps()
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := newLoadWorker("data.csv", ops, labels, true)
-		lsp := &loadSpill{dir: t.TempDir(), budget: 1 << 40}
-		for i, l := range data {
-			bt := &loadBatch{}
-			bt.reset()
-			bt.err = w.decoded(bt, []byte(l), fmt.Sprint(i+1))
-			if err := bt.apply(lsp); err != nil {
-				t.Fatal(err)
-			}
-		}
-		w.addUp()
-		return loadedParts(sp.Metadata.Operators, ops)
-	}()
+	ref, err := decodedOneByOne(t, src, "data.csv", linesOf(data))
+	if err != nil {
+		t.Fatal(err)
+	}
 	read := func(t *testing.T, text string, mapped bool) (string, error) {
 		return readText(t, src, "data.csv", text, mapped)
 	}
@@ -227,22 +211,9 @@ func TestBatchCSVAgreesWithEncodingCSV(t *testing.T) {
 // records (csvRecords, all encoding/csv), decoded one by one, as loadedParts, and its error.
 func readSequentialCSV(t *testing.T, src, text string) (string, error) {
 	t.Helper()
-	sp := open(t, src)
-	s := &session{src: sp, m: sp.Metadata}
-	ops, labels, err := s.loadOps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newLoadWorker("data.csv", ops, labels, true)
-	lsp := &loadSpill{dir: t.TempDir(), budget: 1 << 40}
-	err = eachRecord("data.csv", strings.NewReader(text), func(rec []byte, where string) error {
-		bt := &loadBatch{}
-		bt.reset()
-		bt.err = w.decoded(bt, rec, where)
-		return bt.apply(lsp)
+	return decodedOneByOne(t, src, "data.csv", func(fn func(rec []byte, where string) error) error {
+		return eachRecord("data.csv", strings.NewReader(text), fn)
 	})
-	w.addUp()
-	return loadedParts(sp.Metadata.Operators, ops), err
 }
 
 // sameAsSequential reads text as a CSV data file in blocks (mapped or streamed) and fails t

@@ -280,29 +280,10 @@ func TestReadJSONLBlocks(t *testing.T) {
 	read := func(t *testing.T, text string) (string, error) { return readText(t, src, "data.jsonl", text, mapped) }
 	text := strings.Join(data, "\n")
 	// The same records one by one through the decoding path are the reference.
-	ref := func() string {
-		sp := open(t, src)
-		s := &session{src: sp, m: sp.Metadata}
-		ops, labels, err := s.loadOps()
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := newLoadWorker("data.jsonl", ops, labels, true)
-		lsp := &loadSpill{dir: t.TempDir(), budget: 1 << 40}
-		for i, l := range data {
-			if strings.TrimSpace(l) == "" {
-				continue
-			}
-			bt := &loadBatch{}
-			bt.reset()
-			bt.err = w.decoded(bt, []byte(l), fmt.Sprint(i+1))
-			if err := bt.apply(lsp); err != nil {
-				t.Fatal(err)
-			}
-		}
-		w.addUp()
-		return loadedParts(sp.Metadata.Operators, ops)
-	}()
+	ref, err := decodedOneByOne(t, src, "data.jsonl", linesOf(data))
+	if err != nil {
+		t.Fatal(err)
+	}
 	bad := slices.Clone(data)
 	bad[30000] = `{"operator":"uid:nope"}`
 	bad[59000] = `{"operator":`
@@ -501,4 +482,42 @@ func readText(t *testing.T, src, name, text string, mapped bool) (string, error)
 	}
 	err = readData(name, r, ops, labels, &loadSpill{dir: t.TempDir(), budget: 1 << 40}, true)
 	return loadedParts(sp.Metadata.Operators, ops), err
+}
+
+// decodedOneByOne is the reference for a load's reading: the records each gives (where:
+// FILE:LINE or the line number), decoded one by one in order by one worker for the operators
+// of src, as loadedParts, and the first error (each's or a record's).
+func decodedOneByOne(t *testing.T, src, name string, each func(fn func(rec []byte, where string) error) error) (string, error) {
+	t.Helper()
+	sp := open(t, src)
+	s := &session{src: sp, m: sp.Metadata}
+	ops, labels, err := s.loadOps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newLoadWorker(name, ops, labels, true)
+	lsp := &loadSpill{dir: t.TempDir(), budget: 1 << 40}
+	err = each(func(rec []byte, where string) error {
+		bt := &loadBatch{}
+		bt.reset()
+		bt.err = w.decoded(bt, rec, where)
+		return bt.apply(lsp)
+	})
+	w.addUp()
+	return loadedParts(sp.Metadata.Operators, ops), err
+}
+
+// linesOf gives each non-blank line of data to fn, with its line number as where.
+func linesOf(data []string) func(fn func(rec []byte, where string) error) error {
+	return func(fn func(rec []byte, where string) error) error {
+		for i, l := range data {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			if err := fn([]byte(l), fmt.Sprint(i+1)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
