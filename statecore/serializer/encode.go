@@ -185,15 +185,12 @@ func newEncoder(s *Snapshot) (Encoder, error) {
 		// nano-of-millisecond (sqlTimestampCodec).
 		precision := s.Precision
 		return func(b []byte, v any, path string) ([]byte, error) {
-			ms, nano, err := parseLocalDateTime(v, path)
+			ms, nano, err := timestampOf(v, path, precision)
 			if err != nil {
 				return nil, err
 			}
 			b = binary.BigEndian.AppendUint64(b, uint64(ms))
 			if precision <= 3 {
-				if nano != 0 {
-					return nil, fmt.Errorf("%s: %v has sub-millisecond digits, TIMESTAMP(%d) keeps milliseconds", path, v, precision)
-				}
 				return b, nil
 			}
 			return binary.BigEndian.AppendUint32(b, uint32(nano)), nil

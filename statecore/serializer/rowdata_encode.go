@@ -186,14 +186,11 @@ func (c rowDataCodec) encodeRow(b []byte, v any, path string, depth int) ([]byte
 			copy(b[start+off:], raw)
 			binary.LittleEndian.PutUint64(b[at:], uint64(off)<<32|uint64(len(raw)))
 		case rfTimestamp:
-			ms, nano, err := parseLocalDateTime(x, p)
+			ms, nano, err := timestampOf(x, p, c.prec[i])
 			if err != nil {
 				return nil, err
 			}
 			if c.prec[i] <= 3 {
-				if nano != 0 {
-					return nil, fmt.Errorf("%s: %v has sub-millisecond digits, TIMESTAMP(%d) keeps milliseconds", p, x, c.prec[i])
-				}
 				binary.LittleEndian.PutUint64(slot(), uint64(ms))
 				break
 			}
@@ -266,6 +263,15 @@ func twosComplement(u *big.Int) []byte {
 		b = append([]byte{0xff}, b...)
 	}
 	return b
+}
+
+// timestampOf reads a TIMESTAMP(precision) value (parseLocalDateTime), refusing digits below the
+// millisecond that precision 3 or less does not keep.
+func timestampOf(v any, path string, precision int32) (ms int64, nano int32, err error) {
+	if ms, nano, err = parseLocalDateTime(v, path); err == nil && precision <= 3 && nano != 0 {
+		err = fmt.Errorf("%s: %v has sub-millisecond digits, TIMESTAMP(%d) keeps milliseconds", path, v, precision)
+	}
+	return ms, nano, err
 }
 
 // parseLocalDateTime reads a timestamp as formatLocalDateTime prints it: epoch millis (UTC, no
