@@ -245,17 +245,16 @@ func (n *Node) DistinctKeyTypes() ([][]string, string) {
 	var ids []string
 	var out [][]string
 	for i, c := range gjson.Get(n.Raw, "aggCalls").Array() {
-		argList := c.Get("argList").Array()
-		if !c.Get("distinct").Bool() || c.Get("approximate").Bool() || len(argList) == 0 {
+		argList := c.Get("argList")
+		if !c.Get("distinct").Bool() || c.Get("approximate").Bool() || len(argList.Array()) == 0 {
 			continue
 		}
-		var types, raw []string
-		for _, a := range argList {
-			k := int(a.Int())
-			if k < 0 || k >= len(args) || args[k].Type == "" {
-				return nil, fmt.Sprintf("aggCalls.%d: DISTINCT argument %s is not a column statecraft reads", i, a.Raw)
-			}
-			types = append(types, args[k].Type)
+		types, why := argTypes(args, argList, i, "DISTINCT argument")
+		if why != "" {
+			return nil, why
+		}
+		var raw []string
+		for _, a := range argList.Array() {
 			raw = append(raw, a.Raw)
 		}
 		if id := strings.Join(raw, ","); !slices.Contains(ids, id) {
@@ -264,6 +263,20 @@ func (n *Node) DistinctKeyTypes() ([][]string, string) {
 		}
 	}
 	return out, ""
+}
+
+// argTypes are the SQL types of the columns of args that aggregate call i's argList names (what:
+// the arguments' name in the reason, when one is not a column).
+func argTypes(args []column, argList gjson.Result, i int, what string) ([]string, string) {
+	var types []string
+	for _, a := range argList.Array() {
+		k := int(a.Int())
+		if k < 0 || k >= len(args) || args[k].Type == "" {
+			return nil, fmt.Sprintf("aggCalls.%d: %s %s is not a column statecraft reads", i, what, a.Raw)
+		}
+		types = append(types, args[k].Type)
+	}
+	return types, ""
 }
 
 // CallArgTypes are the SQL types of aggregate call i's arguments, each as its input column has
@@ -275,13 +288,5 @@ func (n *Node) CallArgTypes(i int) ([]string, string) {
 	if why != "" {
 		return nil, why
 	}
-	var types []string
-	for _, a := range gjson.Get(n.Raw, fmt.Sprintf("aggCalls.%d.argList", i)).Array() {
-		k := int(a.Int())
-		if k < 0 || k >= len(args) || args[k].Type == "" {
-			return nil, fmt.Sprintf("aggCalls.%d: argument %s is not a column statecraft reads", i, a.Raw)
-		}
-		types = append(types, args[k].Type)
-	}
-	return types, ""
+	return argTypes(args, gjson.Get(n.Raw, fmt.Sprintf("aggCalls.%d.argList", i)), i, "argument")
 }
