@@ -227,9 +227,21 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 		return &Type{snap: snap}, nil
 	}
 	var keyNull, valueNull string
-	var distinctKey string   // a DISTINCT view's key: its argument's SQL type, as the column has it
-	var distinctRow []string // a DISTINCT view's key over several columns: their SQL types
-	var viewKey string       // a MIN/MAX view's key of a string, decimal or timestamp: its argument's SQL type, NOT NULL
+	// declared declares a view's key from the SQL types of the columns it holds, with what for
+	// its errors.
+	declared := func(declare func() (*serializer.Snapshot, error), what string) func() (*Type, error) {
+		return func() (*Type, error) {
+			snap, err := declare()
+			if err != nil {
+				return nil, fmt.Errorf("state %s: %s: %w", name, what, err)
+			}
+			return &Type{snap: snap}, nil
+		}
+	}
+	// the view's key: a DISTINCT view's from its arguments' column types, a MIN/MAX view's of a
+	// string, decimal or timestamp from its argument's column type NOT NULL; nil: from v's
+	// element type (external)
+	var keyOf func() (*Type, error)
 	switch {
 	case strings.HasPrefix(name, "distinctAcc_"):
 		valueNull = " NOT NULL"
@@ -245,9 +257,13 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 		case i >= len(keys):
 			return State{}, fmt.Errorf("state %s (%s): the plan has %d DISTINCT argument lists", name, v, len(keys))
 		case len(keys[i]) > 1:
-			distinctRow = keys[i]
+			row := keys[i]
+			keyOf = declared(func() (*serializer.Snapshot, error) { return serializer.DeclareExternalRow(row) },
+				"DISTINCT over several columns ("+strings.Join(row, ", ")+")")
 		default:
-			distinctKey = keys[i][0]
+			col := keys[i][0]
+			keyOf = declared(func() (*serializer.Snapshot, error) { return serializer.DeclareExternal(col) },
+				"DISTINCT over a "+col+" column")
 		}
 	case strings.HasPrefix(name, "agg"):
 		var i int
@@ -273,7 +289,9 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 			case len(args) != 1:
 				return State{}, fmt.Errorf("state %s of %s (%s): %d arguments, want one", name, fn, v, len(args))
 			}
-			viewKey = strings.TrimSuffix(args[0], " NOT NULL") + " NOT NULL"
+			col := strings.TrimSuffix(args[0], " NOT NULL")
+			keyOf = declared(func() (*serializer.Snapshot, error) { return serializer.DeclareExternal(col + " NOT NULL") },
+				"MIN/MAX over retractions of a "+col+" column")
 		default:
 			return State{}, fmt.Errorf("state %s of %s (%s): statecraft declares the data views of DISTINCT, MIN and MAX over retractions and COLLECT only", name, fn, v)
 		}
@@ -287,27 +305,11 @@ func viewState(n *plan.Node, name string, v plan.ValueType) (State, error) {
 		}
 		return State{Name: name, Kind: "value", ValueType: value}, nil
 	}
-	var key *Type
-	var err error
-	if distinctRow != nil {
-		snap, e := serializer.DeclareExternalRow(distinctRow)
-		if e != nil {
-			return State{}, fmt.Errorf("state %s: DISTINCT over several columns (%s): %w", name, strings.Join(distinctRow, ", "), e)
-		}
-		key = &Type{snap: snap}
-	} else if distinctKey != "" {
-		snap, e := serializer.DeclareExternal(distinctKey)
-		if e != nil {
-			return State{}, fmt.Errorf("state %s: DISTINCT over a %s column: %w", name, distinctKey, e)
-		}
-		key = &Type{snap: snap}
-	} else if viewKey != "" {
-		snap, e := serializer.DeclareExternal(viewKey)
-		if e != nil {
-			return State{}, fmt.Errorf("state %s: MIN/MAX over retractions of a %s column: %w", name, strings.TrimSuffix(viewKey, " NOT NULL"), e)
-		}
-		key = &Type{snap: snap}
-	} else if key, err = external(v.Elems[0], keyNull); err != nil {
+	if keyOf == nil {
+		keyOf = func() (*Type, error) { return external(v.Elems[0], keyNull) }
+	}
+	key, err := keyOf()
+	if err != nil {
 		return State{}, err
 	}
 	value, err := external(v.Elems[1], valueNull)
