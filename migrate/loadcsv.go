@@ -78,6 +78,52 @@ func endAfter(i int) int {
 	return i + 1
 }
 
+// csvStart reads the header of the CSV data file name, from its mapping (mapped) or else from
+// r, and gives every worker its columns: where the records start in the mapping, the number
+// of their first line, and the reader of the rest of the stream.
+func csvStart(name string, mapped []byte, r io.Reader, ws []*loadWorker) (start, line int, rest io.Reader, err error) {
+	var header []byte
+	if mapped != nil {
+		err = whileMapped(name, func() error {
+			start = csvHeaderEnd(mapped)
+			header = bytes.Clone(mapped[:start])
+			return nil
+		})
+	} else {
+		header, r, err = readCSVHeader(name, r)
+	}
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	shape, err := parseCSVHeader(name, header)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	for _, w := range ws {
+		w.csv = shape
+	}
+	return start, 1 + bytes.Count(header, []byte{'\n'}), r, nil
+}
+
+// readCSVHeader reads the header record of a CSV stream: its bytes, and the stream after it.
+func readCSVHeader(name string, r io.Reader) ([]byte, io.Reader, error) {
+	var data []byte
+	buf := make([]byte, 64<<10)
+	for {
+		if end := csvCut(data, true); end >= 0 {
+			return data[:end], io.MultiReader(bytes.NewReader(data[end:]), r), nil
+		}
+		k, err := r.Read(buf)
+		data = append(data, buf[:k]...)
+		if errors.Is(err, io.EOF) {
+			return data, bytes.NewReader(nil), nil
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: header: %w", name, err)
+		}
+	}
+}
+
 // parseCSVHeader reads the header record of the data file name (csvHeaderEnd's bytes).
 func parseCSVHeader(name string, header []byte) (*csvShape, error) {
 	head, err := csv.NewReader(bytes.NewReader(header)).Read()

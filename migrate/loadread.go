@@ -190,29 +190,11 @@ func readBlocks(name string, r io.Reader, ws []*loadWorker, sp *loadSpill, isCSV
 	cut := recordCut{last: lastLineEnd, first: firstLineEnd}
 	start, line := 0, 1 // where the records start, in the mapping, and their first line
 	if isCSV {
-		cut = recordCut{last: func(b []byte) int { return csvCut(b, false) }, first: csvHeaderEnd}
-		var header []byte
+		cut = recordCut{last: func(b []byte) int { return csvCut(b, false) }, first: func(b []byte) int { return csvCut(b, true) }}
 		var err error
-		if mapped != nil {
-			err = whileMapped(name, func() error {
-				start = csvHeaderEnd(mapped)
-				header = bytes.Clone(mapped[:start])
-				return nil
-			})
-		} else {
-			header, r, err = readCSVHeader(name, r)
-		}
-		if err != nil {
+		if start, line, r, err = csvStart(name, mapped, r, ws); err != nil {
 			return err
 		}
-		shape, err := parseCSVHeader(name, header)
-		if err != nil {
-			return err
-		}
-		for _, w := range ws {
-			w.csv = shape
-		}
-		line += bytes.Count(header, []byte{'\n'})
 	}
 	work, order := make(chan *loadBatch, n), make(chan *loadBatch, n)
 	quit := make(chan struct{})
@@ -357,25 +339,6 @@ func cutMapped(m []byte, start, line int, cut recordCut, next func() *loadBatch,
 		line += bytes.Count(bt.data, []byte{'\n'})
 		off = end
 		send(bt)
-	}
-}
-
-// readCSVHeader reads the header record of a CSV stream: its bytes, and the stream after it.
-func readCSVHeader(name string, r io.Reader) ([]byte, io.Reader, error) {
-	var data []byte
-	buf := make([]byte, 64<<10)
-	for {
-		if end := csvCut(data, true); end >= 0 {
-			return data[:end], io.MultiReader(bytes.NewReader(data[end:]), r), nil
-		}
-		k, err := r.Read(buf)
-		data = append(data, buf[:k]...)
-		if errors.Is(err, io.EOF) {
-			return data, bytes.NewReader(nil), nil
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: header: %w", name, err)
-		}
 	}
 }
 
