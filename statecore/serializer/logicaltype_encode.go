@@ -9,9 +9,9 @@ import (
 // This file writes what logicaltype.go reads: a SQL operator's RowDataSerializer snapshot keeps
 // each field's LogicalType as a Java-serialized object, so declaring SQL state (`savepoint
 // create --spec` with a plan) needs those objects written as Flink writes them. For the types
-// below the stream is one object with no back reference but TimestampKind's to Enum (Java Object Serialization
-// Specification, chapter 6; every class's serialVersionUID is 1, LogicalTypeRoot's and Enum's
-// 0, as `serialver` reports for Flink 2.3.0's classes):
+// below the stream is one object with no back reference but TimestampKind's to Enum (Java
+// Object Serialization Specification, chapter 6; every class's serialVersionUID is 1,
+// LogicalTypeRoot's and Enum's 0, as `serialver` reports for Flink 2.3.0's classes):
 //
 //	AC ED 00 05  TC_OBJECT
 //	  TC_CLASSDESC <type class> suid 1, SC_SERIALIZABLE, its int fields (length | precision, scale)
@@ -155,7 +155,7 @@ func (w *javaStream) logicalType(sql string, depth int) (*Snapshot, error) {
 			n, err := strconv.ParseInt(strings.TrimSpace(a), 10, 32)
 			// A DECIMAL's scale and a TIMESTAMP's precision may be 0.
 			if err != nil || !closed || n < 1 && !(name == "DECIMAL" && len(vals) == 1 || name == "TIMESTAMP") || n < 0 {
-				return nil, fmt.Errorf("SQL type %q: parameters must be positive integers in parentheses", sql)
+				return nil, fmt.Errorf("SQL type %q: parameters must be positive integers in parentheses (a DECIMAL's scale and a TIMESTAMP's precision may be 0)", sql)
 			}
 			vals = append(vals, int32(n))
 		}
